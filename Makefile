@@ -1,0 +1,29 @@
+# allot: PGXS build.  `make && make install`, then see README.md for tests.
+
+EXTENSION  = allot
+MODULE_big = allot
+OBJS = \
+	src/allot.o \
+	src/selection.o \
+	src/workload_cache.o \
+	src/assignment.o
+
+DATA = $(wildcard allot--*.sql)
+
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
+
+# pg_regress: behaviour with exact expected output
+REGRESS = setup assign_examples capability selection_rules concurrency_settings \
+	expiry explain bad_input
+# isolation: concurrent sessions
+ISOLATION = assign_concurrent
+
+# Both get a throwaway cluster with pg_cron preloaded (test/regress.conf).
+REGRESS_OPTS   = --temp-instance=tmp_check --temp-config=test/regress.conf
+ISOLATION_OPTS = --temp-instance=tmp_check_iso --temp-config=test/regress.conf
+
+EXTRA_CLEAN = tmp_check tmp_check_iso results output_iso regression.diffs regression.out
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

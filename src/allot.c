@@ -1,0 +1,73 @@
+/*
+ * allot.c: module entry point and settings.
+ *
+ * allot keeps no shared memory: all of its state is in tables of schema
+ * allot, so it needs no shared_preload_libraries entry and survives crashes
+ * and restarts with whatever the tables say.  The only per-backend state is
+ * the workload cache (workload_cache.c) and prepared plans.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/guc.h"
+
+#include "allot.h"
+#include "workload_cache.h"
+
+PG_MODULE_MAGIC;
+
+bool		allot_balance_engine_throughputs = false;
+double		allot_repeat_threshold = 0.75;
+double		allot_repeat_upper = 0;
+bool		allot_count_requester = false;
+int			allot_assignment_ttl = 120;
+int			allot_fairness = FAIRNESS_CURRENT;
+
+static const struct config_enum_entry fairness_options[] = {
+	{"current", FAIRNESS_CURRENT, false},
+	{NULL, 0, false}
+};
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	DefineCustomBoolVariable("allot.balance_engine_throughputs",
+							 "Divide each workload's throughput by its engine's number of candidates.",
+							 "Seed 000 step 3.",
+							 &allot_balance_engine_throughputs, false,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.repeat_threshold",
+							 "A host repeats its last workload unless some candidate's ratio is below this fraction of fair.",
+							 "Seed 000 step 6.",
+							 &allot_repeat_threshold, 0.75, 0.0, 1000.0,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.repeat_upper",
+							 "Refuse a repeat when the last workload's ratio is at least this multiple of fair; 0 disables.",
+							 "OpenBench 2024+ uses 1.25.",
+							 &allot_repeat_upper, 0.0, 0.0, 1000.0,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("allot.count_requester",
+							 "Add the requesting host's threads to every candidate, and once to fair, before comparing.",
+							 "OpenBench 2024+ behaviour; the repeat comparison becomes strict.",
+							 &allot_count_requester, false,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.assignment_ttl",
+							"An assignment counts while its host was seen this recently.",
+							NULL,
+							&allot_assignment_ttl, 120, 1, 365 * 24 * 3600,
+							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomEnumVariable("allot.fairness",
+							 "What usage is compared when choosing a workload.",
+							 "current: threads or FLOPS in use now (seed 000).",
+							 &allot_fairness, FAIRNESS_CURRENT, fairness_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+#if PG_VERSION_NUM >= 150000
+	MarkGUCPrefixReserved("allot");
+#else
+	EmitWarningsOnPlaceholders("allot");
+#endif
+
+	allot_workload_cache_init();
+}

@@ -1,0 +1,65 @@
+/*
+ * allot.h: settings (GUCs) and the argument checks every entry point shares.
+ */
+#ifndef ALLOT_H
+#define ALLOT_H
+
+#include "postgres.h"
+#include "utils/timestamp.h"
+
+/* GUCs, defined in allot.c; see README "Settings". */
+extern bool allot_balance_engine_throughputs;
+extern double allot_repeat_threshold;
+extern double allot_repeat_upper;
+extern bool allot_count_requester;
+extern int	allot_assignment_ttl;	/* seconds */
+extern int	allot_fairness;
+
+typedef enum FairnessMode
+{
+	FAIRNESS_CURRENT
+} FairnessMode;
+
+/* Entry points reject NULL arguments they cannot do without. */
+static inline void
+allot_require_arg(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", name)));
+}
+
+/* Virtual time must be a real instant: arithmetic on infinity is meaningless. */
+static inline TimestampTz
+allot_now_arg(FunctionCallInfo fcinfo, int argno)
+{
+	TimestampTz now;
+
+	allot_require_arg(fcinfo, argno, "now");
+	now = PG_GETARG_TIMESTAMPTZ(argno);
+	if (TIMESTAMP_NOT_FINITE(now))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("now must be a finite timestamp, not %s",
+						timestamptz_to_str(now))));
+	return now;
+}
+
+static inline void
+allot_host_not_found(int64 host_id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NO_DATA_FOUND),
+			 errmsg("host %lld does not exist", (long long) host_id),
+			 errhint("Hosts are the rows of allot.host.")));
+}
+
+/* An assignment counts while its host was seen after this instant. */
+static inline TimestampTz
+allot_assignment_cutoff(TimestampTz now)
+{
+	return now - (TimestampTz) allot_assignment_ttl * USECS_PER_SEC;
+}
+
+#endif							/* ALLOT_H */

@@ -1,0 +1,890 @@
+/*
+ * assignment.c: SQL glue for assignment workloads (seed 000).
+ *
+ * One request is: lock and read the host (with its current assignment), take
+ * the active workloads from the backend cache, run selection.c's steps over
+ * them, read the usage of the surviving candidates, choose, and write the
+ * assignment in one statement.  Nothing here scans hosts or assignments:
+ *
+ *   usage(W) = allot.workload_usage row of W        (trigger-maintained)
+ *            - counted assignments of W already past allot.assignment_ttl
+ *            - the requester's own counted assignment, if on W
+ *
+ * The middle term is an index range scan over assignments that expired but
+ * were not yet swept by expire_assignments(); it keeps the count exact at any
+ * request without writing, so dispatch takes usage row locks in one statement
+ * only (the assignment upsert, whose trigger locks at most two usage rows in
+ * workload id order).  That ordering is what keeps concurrent requests free
+ * of deadlocks.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "allot.h"
+#include "selection.h"
+#include "workload_cache.h"
+
+/* The host as a request sees it. */
+typedef struct RequestHost
+{
+	int64		id;
+	HostOffer	offer;
+	int64		last_workload_id;	/* 0: none */
+	int64		assigned_workload;	/* 0: none, or not counted now */
+	int32		assigned_threads;
+	bool		assigned_focus;
+} RequestHost;
+
+/* Candidates built for one request. */
+typedef struct RequestSelection
+{
+	const WorkloadCache *cache;
+	Candidate  *cand;			/* the capable workloads, in cache order */
+	int		   *cache_index;	/* cand[i] is cache->workloads[cache_index[i]] */
+	int			n;
+	Unfit	   *unfit;			/* per cache workload */
+	const char **unfit_engine;
+	Selection	selection;
+} RequestSelection;
+
+static SPIPlanPtr host_lock_plan = NULL;
+static SPIPlanPtr host_read_plan = NULL;
+static SPIPlanPtr usage_plan = NULL;
+static SPIPlanPtr assign_plan = NULL;
+static SPIPlanPtr unassign_plan = NULL;
+static SPIPlanPtr heartbeat_plan = NULL;
+static SPIPlanPtr release_plan = NULL;
+static SPIPlanPtr expired_plan = NULL;
+static SPIPlanPtr expire_one_plan = NULL;
+static SPIPlanPtr usage_add_plan = NULL;
+static SPIPlanPtr usage_drop_plan = NULL;
+
+static SPIPlanPtr
+prepare(const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	SPI_keepplan(plan);
+	return plan;
+}
+
+#define HOST_QUERY \
+	"SELECT h.os, h.cpu_flags, h.tokens, h.focus," \
+	"       ARRAY(SELECT k FROM pg_catalog.jsonb_object_keys(h.compilers) k ORDER BY k)," \
+	"       ARRAY(SELECT h.compilers ->> k FROM pg_catalog.jsonb_object_keys(h.compilers) k ORDER BY k)," \
+	"       h.threads, coalesce(h.physical_cores, h.threads), h.sockets, h.syzygy_max," \
+	"       h.noisy, h.last_workload_id," \
+	"       a.workload_id, a.threads, a.focus, a.counted AND a.seen_at >= $2" \
+	"  FROM allot.host h LEFT JOIN allot.assignment a ON a.host_id = h.id" \
+	" WHERE h.id = $1"
+
+static void
+prepare_plans(void)
+{
+	Oid			host_args[2] = {INT8OID, TIMESTAMPTZOID};
+	Oid			usage_args[2] = {INT8ARRAYOID, TIMESTAMPTZOID};
+	Oid			assign_args[5] = {INT8OID, INT8OID, INT4OID, BOOLOID, TIMESTAMPTZOID};
+	Oid			id_time[2] = {INT8OID, TIMESTAMPTZOID};
+	Oid			id_only[1] = {INT8OID};
+	Oid			time_only[1] = {TIMESTAMPTZOID};
+	Oid			add_args[4] = {INT8OID, INT8OID, INT8OID, INT4OID};
+
+	if (host_lock_plan != NULL)
+		return;
+
+	/* Locking the host serializes requests of one host, so its own
+	 * assignment cannot be counted twice. */
+	host_lock_plan = prepare(HOST_QUERY " FOR NO KEY UPDATE OF h", 2, host_args);
+	host_read_plan = prepare(HOST_QUERY, 2, host_args);
+
+	usage_plan = prepare(
+						 "SELECT u.workload_id,"
+						 "       u.threads - coalesce(x.threads, 0),"
+						 "       u.focus_threads - coalesce(x.focus_threads, 0)"
+						 "  FROM allot.workload_usage u"
+						 "  LEFT JOIN (SELECT a.workload_id,"
+						 "                    sum(a.threads) FILTER (WHERE NOT a.focus) AS threads,"
+						 "                    sum(a.threads) FILTER (WHERE a.focus) AS focus_threads"
+						 "               FROM allot.assignment a"
+						 "              WHERE a.counted AND a.seen_at < $2"
+						 "              GROUP BY a.workload_id) x ON x.workload_id = u.workload_id"
+						 " WHERE u.workload_id = ANY ($1)",
+						 2, usage_args);
+
+	assign_plan = prepare(
+						  "WITH h AS (UPDATE allot.host SET last_workload_id = $2, last_seen = $5"
+						  "            WHERE id = $1)"
+						  "INSERT INTO allot.assignment AS a"
+						  "       (host_id, workload_id, threads, focus, assigned_at, seen_at, counted)"
+						  "VALUES ($1, $2, $3, $4, $5, $5, true)"
+						  "ON CONFLICT (host_id) DO UPDATE"
+						  "   SET workload_id = excluded.workload_id, threads = excluded.threads,"
+						  "       focus = excluded.focus, seen_at = excluded.seen_at, counted = true,"
+						  "       assigned_at = CASE WHEN a.workload_id = excluded.workload_id"
+						  "                          THEN a.assigned_at ELSE excluded.assigned_at END",
+						  5, assign_args);
+
+	unassign_plan = prepare(
+							"WITH a AS (DELETE FROM allot.assignment WHERE host_id = $1)"
+							"UPDATE allot.host SET last_seen = $2 WHERE id = $1",
+							2, id_time);
+
+	heartbeat_plan = prepare(
+							 "WITH a AS (UPDATE allot.assignment"
+							 "              SET seen_at = greatest(seen_at, $2), counted = true"
+							 "            WHERE host_id = $1 RETURNING 1)"
+							 "UPDATE allot.host SET last_seen = greatest(last_seen, $2) WHERE id = $1"
+							 " RETURNING (SELECT count(*) FROM a)",
+							 2, id_time);
+
+	release_plan = prepare(
+						   "WITH a AS (DELETE FROM allot.assignment WHERE host_id = $1 RETURNING 1)"
+						   "SELECT (SELECT count(*) FROM a), EXISTS (SELECT FROM allot.host WHERE id = $1)",
+						   1, id_only);
+
+	/* Sweep in workload id order, like every other writer of usage rows. */
+	expired_plan = prepare(
+						   "SELECT host_id FROM allot.assignment"
+						   " WHERE counted AND seen_at < $1"
+						   " ORDER BY workload_id, host_id LIMIT 1000"
+						   "   FOR UPDATE SKIP LOCKED",
+						   1, time_only);
+	expire_one_plan = prepare(
+							  "UPDATE allot.assignment SET counted = false"
+							  " WHERE host_id = $1 AND counted AND seen_at < $2",
+							  2, id_time);
+
+	usage_add_plan = prepare(
+							 "INSERT INTO allot.workload_usage AS u"
+							 "       (workload_id, threads, focus_threads, hosts)"
+							 "VALUES ($1, $2, $3, $4)"
+							 "ON CONFLICT (workload_id) DO UPDATE"
+							 "   SET threads = u.threads + excluded.threads,"
+							 "       focus_threads = u.focus_threads + excluded.focus_threads,"
+							 "       hosts = u.hosts + excluded.hosts"
+							 " RETURNING hosts",
+							 4, add_args);
+	usage_drop_plan = prepare(
+							  "DELETE FROM allot.workload_usage WHERE workload_id = $1 AND hosts = 0",
+							  1, id_only);
+}
+
+/* A text[] datum as a NameList in the current memory context. */
+static NameList
+name_list(HeapTuple tuple, TupleDesc desc, int column)
+{
+	NameList	list = {NULL, 0};
+	bool		isnull;
+	Datum		d = SPI_getbinval(tuple, desc, column, &isnull);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	const char **names;
+
+	if (isnull)
+		return list;
+	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, &n);
+	names = palloc(sizeof(char *) * (n > 0 ? n : 1));
+	for (int i = 0; i < n; i++)
+		names[i] = nulls[i] ? "" : TextDatumGetCString(elems[i]);
+	list.names = names;
+	list.count = n;
+	return list;
+}
+
+static int32
+int4_column(HeapTuple tuple, TupleDesc desc, int column, int32 if_null)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tuple, desc, column, &isnull);
+
+	return isnull ? if_null : DatumGetInt32(d);
+}
+
+static int64
+int8_column(HeapTuple tuple, TupleDesc desc, int column)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tuple, desc, column, &isnull);
+
+	return isnull ? 0 : DatumGetInt64(d);
+}
+
+static bool
+bool_column(HeapTuple tuple, TupleDesc desc, int column)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tuple, desc, column, &isnull);
+
+	return !isnull && DatumGetBool(d);
+}
+
+/* Read (and, to assign, lock) the host; errors if it does not exist. */
+static void
+read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool lock)
+{
+	Datum		args[2] = {Int64GetDatum(host_id), TimestampTzGetDatum(cutoff)};
+	HeapTuple	t;
+	TupleDesc	d;
+	bool		isnull;
+	Datum		os;
+
+	if (SPI_execute_plan(lock ? host_lock_plan : host_read_plan, args, NULL,
+						 !lock, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.host");
+	if (SPI_processed == 0)
+		allot_host_not_found(host_id);
+
+	t = SPI_tuptable->vals[0];
+	d = SPI_tuptable->tupdesc;
+	memset(host, 0, sizeof(*host));
+	host->id = host_id;
+	os = SPI_getbinval(t, d, 1, &isnull);
+	host->offer.os = isnull ? NULL : TextDatumGetCString(os);
+	host->offer.cpu_flags = name_list(t, d, 2);
+	host->offer.tokens = name_list(t, d, 3);
+	host->offer.focus = name_list(t, d, 4);
+	host->offer.compiler_names = name_list(t, d, 5);
+	host->offer.compiler_versions = name_list(t, d, 6);
+	host->offer.threads = int4_column(t, d, 7, 1);
+	host->offer.physical_cores = int4_column(t, d, 8, 1);
+	host->offer.sockets = int4_column(t, d, 9, 1);
+	host->offer.syzygy_max = int4_column(t, d, 10, 0);
+	host->offer.noisy = bool_column(t, d, 11);
+	host->last_workload_id = int8_column(t, d, 12);
+	if (bool_column(t, d, 16))
+	{
+		host->assigned_workload = int8_column(t, d, 13);
+		host->assigned_threads = int4_column(t, d, 14, 0);
+		host->assigned_focus = bool_column(t, d, 15);
+	}
+}
+
+static int
+compare_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a,
+				y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The exclude argument as a sorted C array; NULL means none. */
+static int64 *
+exclude_list(FunctionCallInfo fcinfo, int argno, int *n)
+{
+	ArrayType  *array;
+	Datum	   *elems;
+	bool	   *nulls;
+	int64	   *ids;
+
+	*n = 0;
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	array = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("exclude must be a one-dimensional array of workload ids, not %d-dimensional",
+						ARR_NDIM(array))));
+	deconstruct_array(array, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &elems, &nulls, n);
+	ids = palloc(sizeof(int64) * (*n > 0 ? *n : 1));
+	for (int i = 0; i < *n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("exclude must not contain NULL (element %d)", i + 1)));
+		ids[i] = DatumGetInt64(elems[i]);
+	}
+	qsort(ids, *n, sizeof(int64), compare_int64);
+	return ids;
+}
+
+static bool
+excluded(const int64 *ids, int n, int64 id)
+{
+	return n > 0 && bsearch(&id, ids, n, sizeof(int64), compare_int64) != NULL;
+}
+
+/* Fill counted threads of the candidates from workload_usage (step 2). */
+static void
+read_usage(RequestSelection *rs, const RequestHost *host, TimestampTz cutoff)
+{
+	Datum	   *ids;
+	int			nids = 0;
+	Datum		args[2];
+
+	ids = palloc(sizeof(Datum) * (rs->n > 0 ? rs->n : 1));
+	for (int i = 0; i < rs->n; i++)
+	{
+		rs->cand[i].threads = 0;
+		rs->cand[i].focus_threads = 0;
+		if (rs->cand[i].status == CANDIDATE)
+			ids[nids++] = Int64GetDatum(rs->cand[i].workload_id);
+	}
+	if (nids == 0)
+		return;
+
+	args[0] = PointerGetDatum(construct_array(ids, nids, INT8OID, 8,
+											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[1] = TimestampTzGetDatum(cutoff);
+	if (SPI_execute_plan(usage_plan, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.workload_usage");
+
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[r];
+		TupleDesc	d = SPI_tuptable->tupdesc;
+		int64		id = int8_column(t, d, 1);
+
+		/* Candidates are few; a linear match keeps this simple. */
+		for (int i = 0; i < rs->n; i++)
+			if (rs->cand[i].workload_id == id)
+			{
+				rs->cand[i].threads = (double) int8_column(t, d, 2);
+				rs->cand[i].focus_threads = (double) int8_column(t, d, 3);
+				break;
+			}
+	}
+
+	/* The requester itself never counts (step 2). */
+	if (host->assigned_workload != 0)
+		for (int i = 0; i < rs->n; i++)
+			if (rs->cand[i].workload_id == host->assigned_workload)
+			{
+				if (host->assigned_focus)
+					rs->cand[i].focus_threads -= host->assigned_threads;
+				else
+					rs->cand[i].threads -= host->assigned_threads;
+			}
+}
+
+/* A uniform draw from the seed, or from a strong random source. */
+static double
+draw(FunctionCallInfo fcinfo, int argno)
+{
+	uint64		state;
+
+	if (PG_ARGISNULL(argno))
+	{
+		if (!pg_strong_random(&state, sizeof(state)))
+			state = (uint64) random() << 32 ^ (uint64) random();
+	}
+	else
+		state = (uint64) PG_GETARG_INT64(argno);
+	return allot_random_uniform(&state);
+}
+
+/* Seed 000, steps 1 to 7, for one host; the caller is connected to SPI. */
+static void
+select_for_host(RequestSelection *rs, const RequestHost *host,
+				const int64 *exclude, int n_exclude, TimestampTz cutoff,
+				double u)
+{
+	const WorkloadCache *cache = allot_workload_cache();
+	SelectionParams params;
+	int		   *engine_counts;
+
+	rs->cache = cache;
+	rs->n = 0;
+	rs->cand = palloc0(sizeof(Candidate) * (cache->n_workloads + 1));
+	rs->cache_index = palloc(sizeof(int) * (cache->n_workloads + 1));
+	rs->unfit = palloc0(sizeof(Unfit) * (cache->n_workloads + 1));
+	rs->unfit_engine = palloc0(sizeof(char *) * (cache->n_workloads + 1));
+
+	/* Step 1: capability. */
+	for (int i = 0; i < cache->n_workloads; i++)
+	{
+		const CachedWorkload *w = &cache->workloads[i];
+		Candidate  *c;
+
+		if (excluded(exclude, n_exclude, w->id))
+			rs->unfit[i] = UNFIT_EXCLUDED;
+		else
+			rs->unfit[i] = allot_host_unfit(&host->offer, &w->needs,
+											&rs->unfit_engine[i]);
+		if (rs->unfit[i] != FIT)
+			continue;
+
+		c = &rs->cand[rs->n];
+		rs->cache_index[rs->n++] = i;
+		c->workload_id = w->id;
+		c->priority = w->priority;
+		c->engine = w->engine;
+		c->throughput = w->throughput;
+		for (int f = 0; f < host->offer.focus.count; f++)
+			if (strcmp(host->offer.focus.names[f], w->engine_name) == 0)
+				c->focus = true;
+	}
+
+	/* Step 1: priority, then focus. */
+	allot_refine_candidates(rs->cand, rs->n);
+
+	/* Step 2: threads on each candidate. */
+	read_usage(rs, host, cutoff);
+
+	/* Steps 3 to 7. */
+	params.balance_engines = allot_balance_engine_throughputs;
+	params.repeat_threshold = allot_repeat_threshold;
+	params.repeat_upper = allot_repeat_upper;
+	params.count_requester = allot_count_requester;
+	params.requester_threads = host->offer.threads;
+	params.last_workload_id = host->last_workload_id;
+	params.draw = u;
+	engine_counts = palloc(sizeof(int) * (cache->n_engines + 1));
+	allot_select(rs->cand, rs->n, cache->n_engines, engine_counts, &params,
+				 &rs->selection);
+}
+
+static int32
+int_setting(int64 value, const char *name, int64 workload_id)
+{
+	if (value > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s of workload %lld is out of range: %lld",
+						name, (long long) workload_id, (long long) value),
+				 errhint("Lower the workload's workload_size.")));
+	return (int32) value;
+}
+
+PG_FUNCTION_INFO_V1(allot_assign_workload);
+
+/*
+ * assign_workload(host_id, now, exclude, seed): the fairest workload the host
+ * can run, recorded as its assignment; zero rows (and the host's assignment
+ * released) when nothing fits.
+ */
+Datum
+allot_assign_workload(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		MemoryContext old;
+		TupleDesc	desc;
+		int64		host_id;
+		TimestampTz now;
+		TimestampTz cutoff;
+		int64	   *exclude;
+		int			n_exclude;
+		double		u;
+		RequestHost host;
+		RequestSelection rs;
+		HeapTuple	tuple = NULL;
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "return type must be a row type");
+		funcctx->tuple_desc = BlessTupleDesc(desc);
+		MemoryContextSwitchTo(old);
+
+		allot_require_arg(fcinfo, 0, "host_id");
+		host_id = PG_GETARG_INT64(0);
+		now = allot_now_arg(fcinfo, 1);
+		cutoff = allot_assignment_cutoff(now);
+		exclude = exclude_list(fcinfo, 2, &n_exclude);
+		u = draw(fcinfo, 3);
+
+		SPI_connect();
+		prepare_plans();
+		read_host(&host, host_id, cutoff, true);
+		select_for_host(&rs, &host, exclude, n_exclude, cutoff, u);
+
+		if (rs.selection.chosen < 0)
+		{
+			Datum		args[2] = {Int64GetDatum(host_id), TimestampTzGetDatum(now)};
+
+			/* Nothing fits: the host works on nothing, so it counts nowhere. */
+			if (SPI_execute_plan(unassign_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
+				elog(ERROR, "could not release the assignment of host %lld",
+					 (long long) host_id);
+		}
+		else
+		{
+			const Candidate *c = &rs.cand[rs.selection.chosen];
+			const CachedWorkload *w =
+				&rs.cache->workloads[rs.cache_index[rs.selection.chosen]];
+			ConcurrencySettings cs = allot_concurrency(&host.offer, &w->needs,
+													   w->workload_size);
+			Datum		args[5] = {
+				Int64GetDatum(host_id), Int64GetDatum(c->workload_id),
+				Int32GetDatum(host.offer.threads),
+				BoolGetDatum(rs.selection.focus_assigned),
+				TimestampTzGetDatum(now)
+			};
+			Datum		values[6];
+			bool		nulls[6] = {false};
+
+			values[0] = Int64GetDatum(c->workload_id);
+			values[1] = Int32GetDatum(int_setting(cs.cutechess_count, "cutechess_count", w->id));
+			values[2] = Int32GetDatum(int_setting(cs.concurrency_per, "concurrency_per", w->id));
+			values[3] = Int32GetDatum(int_setting(cs.games_per_cutechess, "games_per_cutechess", w->id));
+			values[4] = BoolGetDatum(rs.selection.focus_assigned);
+			values[5] = BoolGetDatum(rs.selection.repeated);
+
+			if (SPI_execute_plan(assign_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not record the assignment of host %lld",
+					 (long long) host_id);
+
+			old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+			tuple = heap_form_tuple(funcctx->tuple_desc, values, nulls);
+			MemoryContextSwitchTo(old);
+		}
+		SPI_finish();
+		funcctx->user_fctx = tuple;
+		funcctx->max_calls = tuple ? 1 : 0;
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	if (funcctx->call_cntr < funcctx->max_calls)
+		SRF_RETURN_NEXT(funcctx, HeapTupleGetDatum((HeapTuple) funcctx->user_fctx));
+	SRF_RETURN_DONE(funcctx);
+}
+
+PG_FUNCTION_INFO_V1(allot_explain_assignment);
+
+/*
+ * explain_assignment(host_id, now, exclude): every active assignment
+ * workload with what assign_workload would make of it; writes nothing.
+ */
+Datum
+allot_explain_assignment(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		MemoryContext old;
+		TupleDesc	desc;
+		int64		host_id;
+		TimestampTz cutoff;
+		int64	   *exclude;
+		int			n_exclude;
+		RequestHost host;
+		RequestSelection rs;
+		HeapTuple  *rows;
+		int			nrows;
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "return type must be a row type");
+		funcctx->tuple_desc = BlessTupleDesc(desc);
+		MemoryContextSwitchTo(old);
+
+		allot_require_arg(fcinfo, 0, "host_id");
+		host_id = PG_GETARG_INT64(0);
+		cutoff = allot_assignment_cutoff(allot_now_arg(fcinfo, 1));
+		exclude = exclude_list(fcinfo, 2, &n_exclude);
+
+		SPI_connect();
+		prepare_plans();
+		read_host(&host, host_id, cutoff, false);
+		/* The draw only matters to assign_workload; explain reports odds. */
+		select_for_host(&rs, &host, exclude, n_exclude, cutoff, 0.0);
+
+		/* Rows go in the multi-call context: they outlive SPI_finish. */
+		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		nrows = rs.cache->n_workloads;
+		rows = palloc(sizeof(HeapTuple) * (nrows + 1));
+		for (int i = 0, k = 0; i < nrows; i++)
+		{
+			const CachedWorkload *w = &rs.cache->workloads[i];
+			Datum		values[9];
+			bool		nulls[9] = {false};
+			const Candidate *c = NULL;
+
+			if (rs.unfit[i] == FIT)
+				c = &rs.cand[k++];
+
+			values[0] = Int64GetDatum(w->id);
+			values[1] = BoolGetDatum(c != NULL && c->status == CANDIDATE);
+			if (c == NULL)
+				values[2] = CStringGetTextDatum(rs.unfit_engine[i] ?
+												psprintf("%s (engine %s)",
+														 allot_unfit_text(rs.unfit[i]),
+														 rs.unfit_engine[i]) :
+												allot_unfit_text(rs.unfit[i]));
+			else if (c->status == LOWER_PRIORITY)
+				values[2] = CStringGetTextDatum("a higher priority is runnable");
+			else if (c->status == NOT_FOCUSED)
+				values[2] = CStringGetTextDatum("not in focus while a focused engine is runnable");
+			else if (rs.selection.repeated && c->probability > 0)
+				values[2] = CStringGetTextDatum("candidate, repeat of the last workload");
+			else if (c->probability > 0)
+				values[2] = CStringGetTextDatum("candidate, lowest ratio");
+			else
+				values[2] = CStringGetTextDatum("candidate");
+			values[3] = Int32GetDatum(w->priority);
+			if (c != NULL && c->status == CANDIDATE)
+			{
+				values[4] = Float8GetDatum(c->counted_threads);
+				values[5] = Float8GetDatum(c->effective_throughput);
+				values[6] = Float8GetDatum(c->ratio);
+				values[7] = Float8GetDatum(rs.selection.fair_ratio);
+			}
+			else
+				nulls[4] = nulls[5] = nulls[6] = nulls[7] = true;
+			values[8] = Float8GetDatum(c != NULL ? c->probability : 0.0);
+			rows[i] = heap_form_tuple(funcctx->tuple_desc, values, nulls);
+		}
+		MemoryContextSwitchTo(old);
+		SPI_finish();
+		funcctx->user_fctx = rows;
+		funcctx->max_calls = nrows;
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	if (funcctx->call_cntr < funcctx->max_calls)
+	{
+		/* SRF_RETURN_NEXT advances call_cntr before using its argument. */
+		HeapTuple	row = ((HeapTuple *) funcctx->user_fctx)[funcctx->call_cntr];
+
+		SRF_RETURN_NEXT(funcctx, HeapTupleGetDatum(row));
+	}
+	SRF_RETURN_DONE(funcctx);
+}
+
+PG_FUNCTION_INFO_V1(allot_heartbeat);
+
+/* heartbeat(host_id, now): the host is alive; its assignment counts again. */
+Datum
+allot_heartbeat(PG_FUNCTION_ARGS)
+{
+	int64		host_id;
+	Datum		args[2];
+	bool		has_assignment;
+	bool		isnull;
+
+	allot_require_arg(fcinfo, 0, "host_id");
+	host_id = PG_GETARG_INT64(0);
+	args[0] = Int64GetDatum(host_id);
+	args[1] = TimestampTzGetDatum(allot_now_arg(fcinfo, 1));
+
+	SPI_connect();
+	prepare_plans();
+	if (SPI_execute_plan(heartbeat_plan, args, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "could not record the heartbeat of host %lld", (long long) host_id);
+	if (SPI_processed == 0)
+		allot_host_not_found(host_id);
+	has_assignment = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+												 SPI_tuptable->tupdesc, 1, &isnull)) > 0;
+	SPI_finish();
+	PG_RETURN_BOOL(has_assignment);
+}
+
+PG_FUNCTION_INFO_V1(allot_release_assignment);
+
+/* release_assignment(host_id): the host stops working on its workload. */
+Datum
+allot_release_assignment(PG_FUNCTION_ARGS)
+{
+	int64		host_id;
+	Datum		args[1];
+	bool		had,
+				exists,
+				isnull;
+
+	allot_require_arg(fcinfo, 0, "host_id");
+	host_id = PG_GETARG_INT64(0);
+	args[0] = Int64GetDatum(host_id);
+
+	SPI_connect();
+	prepare_plans();
+	if (SPI_execute_plan(release_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not release the assignment of host %lld", (long long) host_id);
+	had = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) > 0;
+	exists = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (!exists)
+		allot_host_not_found(host_id);
+	SPI_finish();
+	PG_RETURN_BOOL(had);
+}
+
+PG_FUNCTION_INFO_V1(allot_expire_assignments);
+
+/*
+ * expire_assignments(now): stop counting assignments whose host was not seen
+ * within allot.assignment_ttl.  Requests are exact without it (they subtract
+ * such rows as they read); it keeps that subtraction small.  Rows another
+ * session holds are skipped: that session is renewing or expiring them.
+ */
+Datum
+allot_expire_assignments(PG_FUNCTION_ARGS)
+{
+	TimestampTz cutoff = allot_assignment_cutoff(allot_now_arg(fcinfo, 0));
+	Datum		args[2];
+	int64		expired = 0;
+
+	SPI_connect();
+	prepare_plans();
+	args[1] = TimestampTzGetDatum(cutoff);
+	for (;;)
+	{
+		SPITupleTable *batch;
+		uint64		n;
+
+		if (SPI_execute_plan(expired_plan, &args[1], NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read expired assignments");
+		n = SPI_processed;
+		if (n == 0)
+			break;
+		batch = SPI_tuptable;
+		for (uint64 i = 0; i < n; i++)
+		{
+			bool		isnull;
+
+			args[0] = SPI_getbinval(batch->vals[i], batch->tupdesc, 1, &isnull);
+			if (SPI_execute_plan(expire_one_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
+				elog(ERROR, "could not expire an assignment");
+			expired += (int64) SPI_processed;
+		}
+		SPI_freetuptable(batch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_finish();
+	PG_RETURN_INT64(expired);
+}
+
+/* ---------------------------------------------------------------------------
+ * The trigger that keeps allot.workload_usage equal to the counted rows of
+ * allot.assignment.
+ * ------------------------------------------------------------------------- */
+
+typedef struct Contribution
+{
+	int64		workload_id;	/* 0: none */
+	int64		threads;
+	int64		focus_threads;
+} Contribution;
+
+static Contribution
+contribution(HeapTuple tuple, TupleDesc desc)
+{
+	Contribution c = {0, 0, 0};
+	bool		isnull;
+	int64		threads;
+
+	if (!DatumGetBool(heap_getattr(tuple, SPI_fnumber(desc, "counted"), desc, &isnull)) || isnull)
+		return c;
+	c.workload_id = DatumGetInt64(heap_getattr(tuple, SPI_fnumber(desc, "workload_id"), desc, &isnull));
+	threads = DatumGetInt32(heap_getattr(tuple, SPI_fnumber(desc, "threads"), desc, &isnull));
+	if (DatumGetBool(heap_getattr(tuple, SPI_fnumber(desc, "focus"), desc, &isnull)))
+		c.focus_threads = threads;
+	else
+		c.threads = threads;
+	return c;
+}
+
+static void
+usage_add(int64 workload_id, int64 threads, int64 focus_threads, int32 hosts)
+{
+	Datum		args[4] = {Int64GetDatum(workload_id), Int64GetDatum(threads),
+	Int64GetDatum(focus_threads), Int32GetDatum(hosts)};
+	bool		isnull;
+
+	if (SPI_execute_plan(usage_add_plan, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
+		elog(ERROR, "could not update allot.workload_usage");
+	if (DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) == 0 &&
+		SPI_execute_plan(usage_drop_plan, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not update allot.workload_usage");
+}
+
+PG_FUNCTION_INFO_V1(allot_assignment_usage_trigger);
+
+Datum
+allot_assignment_usage_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	Contribution before = {0, 0, 0},
+				after = {0, 0, 0};
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		!TRIGGER_FIRED_AFTER(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("allot_assignment_usage_trigger() must be an AFTER ROW trigger")));
+
+	desc = td->tg_relation->rd_att;
+	if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		after = contribution(td->tg_trigtuple, desc);
+	else if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
+		before = contribution(td->tg_trigtuple, desc);
+	else
+	{
+		before = contribution(td->tg_trigtuple, desc);
+		after = contribution(td->tg_newtuple, desc);
+	}
+	if (before.workload_id == after.workload_id &&
+		before.threads == after.threads &&
+		before.focus_threads == after.focus_threads)
+		return PointerGetDatum(NULL);
+
+	SPI_connect();
+	prepare_plans();
+	if (before.workload_id == after.workload_id)
+		usage_add(after.workload_id, after.threads - before.threads,
+				  after.focus_threads - before.focus_threads, 0);
+	else
+	{
+		/* Lock usage rows in workload id order: no deadlock between requests. */
+		Contribution *first = &before,
+				   *second = &after;
+
+		if (before.workload_id == 0 ||
+			(after.workload_id != 0 && after.workload_id < before.workload_id))
+		{
+			first = &after;
+			second = &before;
+		}
+		if (first->workload_id != 0)
+			usage_add(first->workload_id,
+					  first == &after ? first->threads : -first->threads,
+					  first == &after ? first->focus_threads : -first->focus_threads,
+					  first == &after ? 1 : -1);
+		if (second->workload_id != 0)
+			usage_add(second->workload_id,
+					  second == &after ? second->threads : -second->threads,
+					  second == &after ? second->focus_threads : -second->focus_threads,
+					  second == &after ? 1 : -1);
+	}
+	SPI_finish();
+	return PointerGetDatum(NULL);
+}
+
+PG_FUNCTION_INFO_V1(allot_assignment_truncate_trigger);
+
+Datum
+allot_assignment_truncate_trigger(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("allot_assignment_truncate_trigger() must be called as a trigger")));
+	SPI_connect();
+	if (SPI_execute("DELETE FROM allot.workload_usage", false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not empty allot.workload_usage");
+	SPI_finish();
+	return PointerGetDatum(NULL);
+}
