@@ -14,7 +14,7 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initi
 
 # pg_regress: behaviour with exact expected output
 REGRESS = setup assign_examples capability selection_rules concurrency_settings \
-	expiry explain bad_input
+	expiry
 # isolation: concurrent sessions
 ISOLATION = assign_concurrent
 
