@@ -323,9 +323,14 @@ excluded(const int64 *ids, int n, int64 id)
 	return n > 0 && bsearch(&id, ids, n, sizeof(int64), compare_int64) != NULL;
 }
 
-/* Fill counted threads of the candidates from workload_usage (step 2). */
+/*
+ * Fill counted threads of the candidates from workload_usage (step 2).  A
+ * request that will write reads with a fresh snapshot, so that what
+ * committed while it waited for its host's row lock is counted.
+ */
 static void
-read_usage(RequestSelection *rs, const RequestHost *host, TimestampTz cutoff)
+read_usage(RequestSelection *rs, const RequestHost *host, TimestampTz cutoff,
+		   bool read_only)
 {
 	Datum	   *ids;
 	int			nids = 0;
@@ -345,7 +350,7 @@ read_usage(RequestSelection *rs, const RequestHost *host, TimestampTz cutoff)
 	args[0] = PointerGetDatum(construct_array(ids, nids, INT8OID, 8,
 											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	args[1] = TimestampTzGetDatum(cutoff);
-	if (SPI_execute_plan(usage_plan, args, NULL, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(usage_plan, args, NULL, read_only, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.workload_usage");
 
 	for (uint64 r = 0; r < SPI_processed; r++)
@@ -396,7 +401,7 @@ draw(FunctionCallInfo fcinfo, int argno)
 static void
 select_for_host(RequestSelection *rs, const RequestHost *host,
 				const int64 *exclude, int n_exclude, TimestampTz cutoff,
-				double u)
+				double u, bool read_only)
 {
 	const WorkloadCache *cache = allot_workload_cache();
 	SelectionParams params;
@@ -438,7 +443,7 @@ select_for_host(RequestSelection *rs, const RequestHost *host,
 	allot_refine_candidates(rs->cand, rs->n);
 
 	/* Step 2: threads on each candidate. */
-	read_usage(rs, host, cutoff);
+	read_usage(rs, host, cutoff, read_only);
 
 	/* Steps 3 to 7. */
 	params.balance_engines = allot_balance_engine_throughputs;
@@ -508,7 +513,7 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 		SPI_connect();
 		prepare_plans();
 		read_host(&host, host_id, cutoff, true);
-		select_for_host(&rs, &host, exclude, n_exclude, cutoff, u);
+		select_for_host(&rs, &host, exclude, n_exclude, cutoff, u, false);
 
 		if (rs.selection.chosen < 0)
 		{
@@ -601,7 +606,7 @@ allot_explain_assignment(PG_FUNCTION_ARGS)
 		prepare_plans();
 		read_host(&host, host_id, cutoff, false);
 		/* The draw only matters to assign_workload; explain reports odds. */
-		select_for_host(&rs, &host, exclude, n_exclude, cutoff, 0.0);
+		select_for_host(&rs, &host, exclude, n_exclude, cutoff, 0.0, true);
 
 		/* Rows go in the multi-call context: they outlive SPI_finish. */
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
