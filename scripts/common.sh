@@ -1,0 +1,194 @@
+# shellcheck shell=bash
+# Helpers shared by scripts/test.sh and scripts/demo.sh.  Source it from the
+# repository root:   cd "$(dirname "$0")/.." && source scripts/common.sh
+#
+# Sourcing it also installs an EXIT/INT/TERM trap that stops every throwaway
+# cluster the script started (pg_ctl -m immediate) and removes its temp dirs.
+#
+# Environment knobs:
+#   ALLOT_PGPORT=N      port of the throwaway clusters (default 5432; they
+#                       listen on a unix socket in their own dir only, no TCP)
+#   ALLOT_KEEP_TMP=1    keep the temp dirs (logs, results/, regression.diffs)
+#                       for inspection; servers are still stopped
+
+PG_BIN=/usr/lib/postgresql/15/bin
+PG_CONFIG=$PG_BIN/pg_config
+export PATH="$PG_BIN:$PATH"      # psql, createdb, pg_ctl ... of version 15
+
+# OS user that owns the clusters: initdb/postgres refuse to run as root.
+if [ "$(id -u)" -eq 0 ]; then CLUSTER_USER=postgres; else CLUSTER_USER=$(id -un); fi
+CLUSTER_PORT=${ALLOT_PGPORT:-5432}
+
+APT_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
+              postgresql-15-cron libtap-parser-sourcehandler-pgtap-perl
+              libipc-run-perl make gcc)
+
+say() { printf '==> %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Run a command as root: directly when we are root, else through sudo.
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        echo "error: need root (or sudo) for: $*" >&2
+        return 1
+    fi
+}
+
+# Run a command as the cluster user (postgres when we are root).  The
+# environment (PATH, PG*, ...) is kept; runuser only changes HOME/USER/SHELL.
+# CLUSTER_USER_PREFIX is the same as a command prefix, for use with run_limited.
+if [ "$(id -u)" -eq 0 ]; then
+    CLUSTER_USER_PREFIX=(runuser -u "$CLUSTER_USER" --)
+else
+    CLUSTER_USER_PREFIX=()
+fi
+as_cluster_user() { "${CLUSTER_USER_PREFIX[@]}" "$@"; }
+
+# run_limited SECS LOG CMD...: run CMD with a time limit; its output is shown
+# and, if LOG is not empty, also written to LOG.  CMD runs in the background
+# under timeout(1) while we wait for it: bash would delay our INT/TERM trap
+# until a foreground command ends, and this way the trap can stop CMD with its
+# whole process group (timeout(1) gives it one) at once.
+CHILD_PID=
+run_limited() {
+    local secs=$1 log=$2 rc=0
+    shift 2
+    if [ -n "$log" ]; then
+        # shellcheck disable=SC2016  # $@ and $0 belong to the inner bash
+        timeout -k 10 "$secs" bash -o pipefail -c '"$@" 2>&1 | tee "$0"' "$log" "$@" &
+    else
+        timeout -k 10 "$secs" "$@" &
+    fi
+    CHILD_PID=$!
+    wait "$CHILD_PID" || rc=$?
+    CHILD_PID=
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        printf '\ntimed out after %ss: %s\n' "$secs" "$*"
+    fi
+    return "$rc"
+}
+
+# Install the Debian packages we need; no apt at all when all are present.
+ensure_packages() {
+    local pkg missing=()
+    for pkg in "${APT_PACKAGES[@]}"; do
+        if [ "$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null)" != installed ]; then
+            missing+=("$pkg")
+        fi
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        return 0
+    fi
+    say "installing missing packages: ${missing[*]}"
+    as_root apt-get update || return 1
+    as_root env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y "${APT_PACKAGES[@]}" </dev/null || return 1
+}
+
+# make clean; make; make install (the latter as root).  Written with explicit
+# error checks so that it also works inside `if ! build_and_install`.
+build_and_install() {
+    say "building allot"
+    make -s clean PG_CONFIG="$PG_CONFIG" >/dev/null || return 1
+    make -j"$(nproc)" PG_CONFIG="$PG_CONFIG" || return 1
+    say "installing allot"
+    as_root make install PG_CONFIG="$PG_CONFIG" || return 1
+}
+
+# ---------------------------------------------------------------------------
+# Temp dirs and clusters, cleaned up by the trap below.
+
+CLEANUP_DIRS=()
+
+# new_tmpdir VAR: create a temp dir owned by the cluster user, store its path
+# in VAR and register it for cleanup.
+new_tmpdir() {
+    local _new_dir   # odd name: must not shadow the caller's VAR
+    _new_dir=$(mktemp -d "${TMPDIR:-/tmp}/allot.XXXXXX") || return 1
+    CLEANUP_DIRS+=("$_new_dir")
+    if [ "$(id -u)" -eq 0 ]; then
+        chown "$CLUSTER_USER:" "$_new_dir" || return 1
+    fi
+    printf -v "$1" '%s' "$_new_dir"
+}
+unregister_tmpdir() {   # keep this dir (and its server) after the script ends
+    local d keep=()
+    for d in "${CLEANUP_DIRS[@]}"; do [ "$d" = "$1" ] || keep+=("$d"); done
+    CLEANUP_DIRS=(${keep[@]+"${keep[@]}"})
+}
+
+# Stop any postmaster whose data directory lies below DIR: our own clusters,
+# but also pg_regress temp instances and PostgreSQL::Test::Cluster nodes left
+# behind by an interrupted run.
+stop_servers_under() {
+    local pidfile datadir pid
+    [ -d "$1" ] || return 0
+    while IFS= read -r pidfile; do
+        datadir=$(dirname "$pidfile")
+        pid=$(head -n 1 "$pidfile" 2>/dev/null) || continue
+        as_cluster_user "$PG_BIN/pg_ctl" -D "$datadir" -m immediate -w stop >/dev/null 2>&1 ||
+            { [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; } || true
+    done < <(find "$1" -name postmaster.pid 2>/dev/null)
+}
+
+# start_cluster DIR [CRON_DB]: initdb DIR/data and start it, listening only on
+# a unix socket in DIR, with pg_cron preloaded (cron.database_name = CRON_DB,
+# default postgres).  Exports PGHOST/PGPORT/PGUSER/PGDATABASE so psql,
+# createdb, pg_prove and pgbench reach it.  DIR must come from new_tmpdir.
+start_cluster() {
+    local dir=$1 cron_db=${2:-postgres}
+    say "starting throwaway cluster in $dir"
+    as_cluster_user "$PG_BIN/initdb" -D "$dir/data" --auth=trust -U postgres \
+        --encoding=UTF8 --locale=C --no-sync --no-instructions \
+        >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; return 1; }
+    cat >>"$dir/data/postgresql.conf" <<EOF
+
+# --- throwaway cluster for allot (scripts/common.sh) ---
+listen_addresses = ''
+unix_socket_directories = '$dir'
+port = $CLUSTER_PORT
+shared_preload_libraries = 'pg_cron'
+cron.database_name = '$cron_db'
+cron.host = '$dir'                # pg_cron jobs connect via the socket too
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+EOF
+    as_cluster_user "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+        >/dev/null || { tail -n 30 "$dir/server.log" >&2; return 1; }
+    export PGHOST=$dir PGPORT=$CLUSTER_PORT PGUSER=postgres PGDATABASE=postgres
+}
+
+# stop_cluster DIR: stop the cluster started by start_cluster DIR.
+stop_cluster() {
+    as_cluster_user "$PG_BIN/pg_ctl" -D "$1/data" -m immediate -w stop >/dev/null
+}
+
+cleanup() {
+    local d
+    for d in ${CLEANUP_DIRS[@]+"${CLEANUP_DIRS[@]}"}; do
+        stop_servers_under "$d"
+        if [ "${ALLOT_KEEP_TMP:-0}" = 1 ]; then
+            echo "kept $d" >&2
+        else
+            rm -rf "$d"
+        fi
+    done
+}
+# INT/TERM: stop a running run_limited command first, then exit (which runs
+# the EXIT trap).
+on_signal() {
+    trap '' INT TERM
+    if [ -n "$CHILD_PID" ]; then
+        kill -TERM "$CHILD_PID" 2>/dev/null || true
+        wait "$CHILD_PID" 2>/dev/null || true
+    fi
+    exit "$1"
+}
+trap cleanup EXIT
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Run the allot demo: install prerequisites, build and install allot, start a
+# throwaway cluster (pg_cron preloaded, cron.database_name = allot_demo),
+# create database allot_demo with pg_cron and allot, run examples/demo.sql,
+# then stop the cluster.
+#
+# Usage: scripts/demo.sh [--keep]
+#   --keep   leave the cluster running afterwards and print how to connect
+#            to it and how to stop it
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/common.sh
+source scripts/common.sh
+
+DEMO_DB=allot_demo
+KEEP=0
+for arg in "$@"; do
+    case $arg in
+        --keep) KEEP=1 ;;
+        -h|--help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        *) die "unknown argument: $arg (try --help)" ;;
+    esac
+done
+[ -f examples/demo.sql ] || die "examples/demo.sql not found"
+
+ensure_packages
+build_and_install || die "build or install failed"
+
+new_tmpdir DEMO_DIR
+start_cluster "$DEMO_DIR" "$DEMO_DB"
+createdb "$DEMO_DB"
+psql -X -q -v ON_ERROR_STOP=1 -d "$DEMO_DB" \
+    -c 'CREATE EXTENSION pg_cron' -c 'CREATE EXTENSION allot'
+
+say "running examples/demo.sql"
+rc=0
+psql -X -v ON_ERROR_STOP=1 -d "$DEMO_DB" -f examples/demo.sql || rc=$?
+[ "$rc" -eq 0 ] || echo "examples/demo.sql failed (psql exit $rc)" >&2
+
+if [ "$KEEP" = 1 ]; then
+    unregister_tmpdir "$DEMO_DIR"     # the EXIT trap leaves it alone now
+    stop_cmd="$PG_BIN/pg_ctl -D $DEMO_DIR/data -m fast stop && rm -rf $DEMO_DIR"
+    if [ "$(id -u)" -eq 0 ]; then
+        stop_cmd="runuser -u $CLUSTER_USER -- $PG_BIN/pg_ctl -D $DEMO_DIR/data -m fast stop && rm -rf $DEMO_DIR"
+    fi
+    cat <<MSG
+
+Cluster left running (unix socket only, in $DEMO_DIR; log: $DEMO_DIR/server.log).
+  connect: psql -h $DEMO_DIR -p $CLUSTER_PORT -U postgres $DEMO_DB
+  stop:    $stop_cmd
+MSG
+else
+    stop_cluster "$DEMO_DIR"
+fi
+exit "$rc"

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Install prerequisites, build and install allot, then run every test suite:
+#   (a) make installcheck: pg_regress tests (REGRESS) and isolation specs
+#       (ISOLATION), each in its own --temp-instance (see Makefile)
+#   (b) pgTAP: test/pgtap/*.sql, each in a fresh database of a throwaway cluster
+#   (c) Perl TAP: test/t/*.pl with prove, if any exist
+# All stages run even if an earlier one fails.  The last line is
+# "N passed, N failed" (one per pg_regress test, isolation spec, pgTAP file and
+# TAP file); the exit status is non-zero if anything failed.
+#
+# Runs as root (clusters and tests then run as user postgres) or as a normal
+# user with sudo (sudo only for apt-get and make install).
+#
+# Environment knobs (see also scripts/common.sh):
+#   ALLOT_STAGE_TIMEOUT=S    time limit for each make installcheck half,
+#                            pgTAP file and TAP file (default 300 s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/common.sh
+source scripts/common.sh
+shopt -s nullglob
+
+STAGE_TIMEOUT=${ALLOT_STAGE_TIMEOUT:-300}
+PGXS_DIR=$("$PG_CONFIG" --pkglibdir 2>/dev/null)/pgxs
+PASSED=0
+FAILED=0
+
+summary_and_exit() {
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ] && exit 0 || exit 1
+}
+
+# Print a possibly long file (diffs, logs), capped at 400 lines.
+show_file() {
+    local f=$1 n
+    [ -s "$f" ] || return 0
+    n=$(wc -l <"$f")
+    echo "----- ${f#"$WORK"/} ($n lines) -----"
+    head -n 400 "$f"
+    if [ "$n" -gt 400 ]; then
+        echo "----- truncated; rerun with ALLOT_KEEP_TMP=1 to keep it -----"
+    fi
+}
+
+# ---------------------------------------------------------------------------
+# (a) pg_regress and isolation tests.  `make installcheck` runs both in one
+# recipe and stops at the first failing half, so run each half on its own
+# (the other list emptied on the command line) to always get both counts.
+
+# run_installcheck LABEL OUTDIR MAKE_ARGS...  (OUTDIR: pg_regress --outputdir)
+run_installcheck() {
+    local label=$1 outdir=$COPY${2:+/$2} rc=0 ok bad
+    shift 2
+    local log="$WORK/$label.log"
+    say "make installcheck ($label)"
+    run_limited "$STAGE_TIMEOUT" "$log" "${CLUSTER_USER_PREFIX[@]}" \
+        make --no-print-directory -C "$COPY" installcheck \
+        PG_CONFIG="$PG_CONFIG" TAP_TESTS= "$@" || rc=$?
+    # pg_regress prints one "... ok" / "... FAILED" line per test
+    ok=$(grep -cE '\.\.\. (ok|failed \(ignored\))' "$log" || true)
+    bad=$(grep -cE '\.\.\. FAILED' "$log" || true)
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        bad=$((bad + 1))    # the test that was running when time ran out
+    elif [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
+        bad=1               # failed outside any test (initdb, missing file...)
+    fi
+    PASSED=$((PASSED + ok))
+    FAILED=$((FAILED + bad))
+    [ "$rc" -eq 0 ] && return 0
+
+    echo "$label: make installcheck failed (exit $rc)"
+    show_file "$outdir/regression.diffs"
+    # a crashed backend is only visible in the temp instance's server log
+    grep -hE 'TRAP:|terminated by signal|PANIC:' "$outdir/log/postmaster.log" 2>/dev/null |
+        head -n 20 || true
+}
+
+# ---------------------------------------------------------------------------
+# (b) pgTAP: one fresh database per file so files cannot see each other.
+run_pgtap() {
+    local files=(test/pgtap/*.sql) f db rc dir failed_files=()
+    if [ ${#files[@]} -eq 0 ]; then
+        say "pgTAP: no files in test/pgtap"
+        return 0
+    fi
+    new_tmpdir dir
+    if ! start_cluster "$dir"; then
+        echo "pgTAP: could not start the cluster"
+        FAILED=$((FAILED + ${#files[@]}))
+        return 0
+    fi
+    for f in "${files[@]}"; do
+        db=pgtap_$(basename "$f" .sql | tr -c 'A-Za-z0-9_\n' '_')
+        say "pgTAP: $f (database $db)"
+        rc=0
+        { createdb "$db" &&
+          psql -X -q -v ON_ERROR_STOP=1 -d "$db" \
+              -c 'CREATE EXTENSION pgtap' -c 'CREATE EXTENSION allot' &&
+          run_limited "$STAGE_TIMEOUT" "" \
+              pg_prove --psql-bin "$PG_BIN/psql" -d "$db" --failures --comments "$f"
+        } || rc=$?
+        if [ "$rc" -eq 0 ]; then
+            PASSED=$((PASSED + 1))
+        else
+            FAILED=$((FAILED + 1))
+            failed_files+=("$f")
+        fi
+    done
+    stop_cluster "$dir"
+    say "pgTAP: ${#files[@]} files, $((${#files[@]} - ${#failed_files[@]})) passed," \
+        "${#failed_files[@]} failed${failed_files[0]+: ${failed_files[*]}}"
+}
+
+# ---------------------------------------------------------------------------
+# (c) Perl TAP tests: they start their own clusters through
+# PostgreSQL::Test::Cluster, so run them as the cluster user, from test/ in
+# the scratch copy (tmp_check/ and its logs land in test/tmp_check).
+run_tap() {
+    local files=(test/t/*.pl) f rc log failed_files=()
+    if [ ${#files[@]} -eq 0 ]; then
+        say "TAP: no files in test/t"
+        return 0
+    fi
+    # File::Temp dirs (socket dirs; kept when a test fails) go below $WORK too
+    mkdir -p "$WORK/tmp"
+    if [ "$(id -u)" -eq 0 ]; then
+        chown "$CLUSTER_USER:" "$WORK/tmp"
+    fi
+    for f in "${files[@]}"; do
+        say "TAP: $f"
+        rc=0
+        run_limited "$STAGE_TIMEOUT" "" "${CLUSTER_USER_PREFIX[@]}" \
+            env -C "$COPY/test" -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
+            TESTDIR="$COPY/test" TMPDIR="$WORK/tmp" \
+            PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
+            PERL5LIB="$PGXS_DIR/src/test/perl${PERL5LIB:+:$PERL5LIB}" \
+            prove "${f#test/}" || rc=$?
+        if [ "$rc" -eq 0 ]; then
+            PASSED=$((PASSED + 1))
+        else
+            FAILED=$((FAILED + 1))
+            failed_files+=("$f")
+            log="$COPY/test/tmp_check/log/regress_log_$(basename "$f" .pl)"
+            if [ -s "$log" ]; then
+                echo "----- last 80 lines of ${log#"$WORK"/} -----"
+                tail -n 80 "$log"
+            fi
+        fi
+    done
+    say "TAP: ${#files[@]} files, $((${#files[@]} - ${#failed_files[@]})) passed," \
+        "${#failed_files[@]} failed${failed_files[0]+: ${failed_files[*]}}"
+}
+
+# ---------------------------------------------------------------------------
+
+ensure_packages
+if ! build_and_install; then
+    echo "build or install failed"
+    FAILED=1
+    summary_and_exit
+fi
+
+# Scratch copy of the tree (with the fresh build): pg_regress and the TAP
+# tests write into it, and as root it must belong to the cluster user.
+new_tmpdir WORK
+COPY=$WORK/repo
+mkdir "$COPY"
+tar -cf - --exclude=./.git --exclude=./tmp_check --exclude=./tmp_check_iso \
+    --exclude=./results --exclude=./output_iso --exclude=./log . | tar -xf - -C "$COPY"
+if [ "$(id -u)" -eq 0 ]; then
+    chown -R "$CLUSTER_USER:" "$COPY"
+fi
+
+run_installcheck regress "" ISOLATION=
+run_installcheck isolation output_iso REGRESS=
+run_pgtap
+run_tap
+summary_and_exit
