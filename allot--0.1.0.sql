@@ -19,9 +19,11 @@ CREATE TABLE allot.engine (
     CONSTRAINT engine_compiler_min_dotted
         CHECK (compiler_min IS NULL OR compiler_min ~ '^[0-9]+(\.[0-9]+)*$'),
     CONSTRAINT engine_cpu_flags_no_nulls
-        CHECK (array_position(cpu_flags, NULL) IS NULL),
+        CHECK (array_ndims(cpu_flags) IS NULL OR
+               (array_ndims(cpu_flags) = 1 AND array_position(cpu_flags, NULL) IS NULL)),
     CONSTRAINT engine_systems_no_nulls
-        CHECK (systems IS NULL OR array_position(systems, NULL) IS NULL)
+        CHECK (systems IS NULL OR array_ndims(systems) IS NULL OR
+               (array_ndims(systems) = 1 AND array_position(systems, NULL) IS NULL))
 );
 
 /* ---------------------------------------------------------------------------
@@ -82,16 +84,27 @@ CREATE TABLE allot.host (
     last_workload_id bigint REFERENCES allot.workload (id) ON DELETE SET NULL,
     last_seen        timestamptz,
     CONSTRAINT host_threads_positive CHECK (threads >= 1),
+    -- CHECKs run in name order; the "threads < 1 OR" lets a bad thread
+    -- count be reported by host_threads_positive, not by these.
     CONSTRAINT host_physical_cores_range
-        CHECK (physical_cores IS NULL OR physical_cores BETWEEN 1 AND threads),
-    CONSTRAINT host_sockets_range CHECK (sockets BETWEEN 1 AND threads),
+        CHECK (physical_cores IS NULL OR
+               (physical_cores >= 1 AND (threads < 1 OR physical_cores <= threads))),
+    CONSTRAINT host_sockets_range
+        CHECK (sockets >= 1 AND (threads < 1 OR sockets <= threads)),
     CONSTRAINT host_syzygy_max_nonnegative CHECK (syzygy_max >= 0),
     CONSTRAINT host_compilers_object CHECK (jsonb_typeof(compilers) = 'object'),
     CONSTRAINT host_cpu_flops_positive_finite
         CHECK (cpu_flops IS NULL OR (cpu_flops > 0 AND cpu_flops < 'Infinity')),
-    CONSTRAINT host_cpu_flags_no_nulls CHECK (array_position(cpu_flags, NULL) IS NULL),
-    CONSTRAINT host_tokens_no_nulls    CHECK (array_position(tokens, NULL) IS NULL),
-    CONSTRAINT host_focus_no_nulls     CHECK (array_position(focus, NULL) IS NULL)
+    -- One-dimensional text lists without NULLs ('{}' has no dimensions).
+    CONSTRAINT host_cpu_flags_no_nulls
+        CHECK (array_ndims(cpu_flags) IS NULL OR
+               (array_ndims(cpu_flags) = 1 AND array_position(cpu_flags, NULL) IS NULL)),
+    CONSTRAINT host_tokens_no_nulls
+        CHECK (array_ndims(tokens) IS NULL OR
+               (array_ndims(tokens) = 1 AND array_position(tokens, NULL) IS NULL)),
+    CONSTRAINT host_focus_no_nulls
+        CHECK (array_ndims(focus) IS NULL OR
+               (array_ndims(focus) = 1 AND array_position(focus, NULL) IS NULL))
 );
 
 CREATE INDEX host_last_workload_idx ON allot.host (last_workload_id);
@@ -202,7 +215,7 @@ COMMENT ON FUNCTION allot.release_assignment(bigint) IS
 
 CREATE FUNCTION allot.expire_assignments(now timestamptz DEFAULT now())
     RETURNS bigint
-    LANGUAGE c VOLATILE STRICT
+    LANGUAGE c VOLATILE CALLED ON NULL INPUT
     AS 'MODULE_PATHNAME', 'allot_expire_assignments';
 
 COMMENT ON FUNCTION allot.expire_assignments(timestamptz) IS

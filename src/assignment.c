@@ -108,7 +108,8 @@ prepare_plans(void)
 
 	/* Locking the host serializes requests of one host, so its own
 	 * assignment cannot be counted twice. */
-	host_lock_plan = prepare(HOST_QUERY " FOR NO KEY UPDATE OF h", 2, host_args);
+	host_lock_plan = prepare("SELECT FROM allot.host WHERE id = $1 FOR NO KEY UPDATE",
+							 1, host_args);
 	host_read_plan = prepare(HOST_QUERY, 2, host_args);
 
 	usage_plan = prepare(
@@ -244,8 +245,20 @@ read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool lock)
 	bool		isnull;
 	Datum		os;
 
-	if (SPI_execute_plan(lock ? host_lock_plan : host_read_plan, args, NULL,
-						 !lock, 1) != SPI_OK_SELECT)
+	/*
+	 * Lock first, then read under a snapshot taken after the lock is held:
+	 * had we waited inside one locking read, only the host row would be
+	 * re-read, and an assignment made by the session we waited for would be
+	 * counted as another host's.
+	 */
+	if (lock)
+	{
+		if (SPI_execute_plan(host_lock_plan, args, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not lock allot.host");
+		if (SPI_processed == 0)
+			allot_host_not_found(host_id);
+	}
+	if (SPI_execute_plan(host_read_plan, args, NULL, !lock, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.host");
 	if (SPI_processed == 0)
 		allot_host_not_found(host_id);
