@@ -6,14 +6,19 @@ OBJS = \
 	src/allot.o \
 	src/selection.o \
 	src/workload_cache.o \
-	src/assignment.o
+	src/assignment.o \
+	src/estimate.o \
+	src/host_queue.o \
+	src/host_queue_glue.o \
+	src/dispatch.o \
+	src/report.o
 
 DATA = $(wildcard allot--*.sql)
 
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
 
 # pg_regress: behaviour with exact expected output
-REGRESS = setup assign_examples capability selection_rules concurrency_settings \
+REGRESS = upgrade setup assign_examples capability selection_rules concurrency_settings \
 	expiry
 # isolation: concurrent sessions
 ISOLATION = assign_concurrent

@@ -1,9 +1,12 @@
 -- Shared set-up for the pg_regress suite: the extension and two helpers.
 CREATE EXTENSION allot;
 
--- Empty every table allot owns (assignments first: the trigger empties usage).
+-- Empty every table an operator or allot writes (the TRUNCATE triggers
+-- empty the usage tables); resource types stay.
 CREATE FUNCTION reset_farm() RETURNS void LANGUAGE sql AS $$
-    TRUNCATE allot.assignment, allot.host, allot.workload, allot.engine;
+    TRUNCATE allot.assignment, allot.job_report, allot.job, allot.host_app_version,
+             allot.host_resource, allot.host_coproc, allot.host, allot.workload,
+             allot.app_version, allot.app, allot.engine;
 $$;
 
 -- Put a host on a workload as a past assign_workload would have, seen at

@@ -22,6 +22,9 @@ double		allot_repeat_upper = 0;
 bool		allot_count_requester = false;
 int			allot_assignment_ttl = 120;
 int			allot_fairness = FAIRNESS_CURRENT;
+int			allot_daily_quota = 100;
+double		allot_default_seconds_per_app_unit = 3600;
+int			allot_max_jobs_per_request = 1000;
 
 static const struct config_enum_entry fairness_options[] = {
 	{"current", FAIRNESS_CURRENT, false},
@@ -63,6 +66,21 @@ _PG_init(void)
 							 "current: threads or FLOPS in use now (seed 000).",
 							 &allot_fairness, FAIRNESS_CURRENT, fairness_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.daily_quota",
+							"Jobs a host may take per app version per day, at most.",
+							"Errors, aborts and timeouts lower a host's quota by one; successes double it back up to this.",
+							&allot_daily_quota, 100, 1, 1000000,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.default_seconds_per_app_unit",
+							 "Run-time estimate per app unit when nothing better is known.",
+							 "Seed 004: the last step of the estimate's fallback chain.",
+							 &allot_default_seconds_per_app_unit, 3600, 1e-6, 1e9,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.max_jobs_per_request",
+							"The most jobs one request_work call sends.",
+							NULL,
+							&allot_max_jobs_per_request, 1000, 1, 100000,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 #if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("allot");
 #else

@@ -14,6 +14,9 @@ extern double allot_repeat_upper;
 extern bool allot_count_requester;
 extern int	allot_assignment_ttl;	/* seconds */
 extern int	allot_fairness;
+extern int	allot_daily_quota;	/* jobs per (host, app version) per day */
+extern double allot_default_seconds_per_app_unit;
+extern int	allot_max_jobs_per_request;
 
 typedef enum FairnessMode
 {

@@ -30,13 +30,20 @@ static uint64 cache_generation = 1;
 static uint64 built_generation = 0;
 static Oid	workload_relid = InvalidOid;
 static Oid	engine_relid = InvalidOid;
+static Oid	app_relid = InvalidOid;
+static Oid	app_version_relid = InvalidOid;
+static Oid	resource_relid = InvalidOid;
 static SPIPlanPtr workloads_plan = NULL;
 static SPIPlanPtr engines_plan = NULL;
+static SPIPlanPtr apps_plan = NULL;
+static SPIPlanPtr versions_plan = NULL;
+static SPIPlanPtr resources_plan = NULL;
 
 static void
 cache_invalidate_callback(Datum arg, Oid relid)
 {
-	if (relid == InvalidOid || relid == workload_relid || relid == engine_relid)
+	if (relid == InvalidOid || relid == workload_relid || relid == engine_relid ||
+		relid == app_relid || relid == app_version_relid || relid == resource_relid)
 		cache_generation++;
 }
 
@@ -125,7 +132,106 @@ parse_mode(const char *mode)
 	return MODE_GAMES;
 }
 
-/* Read both tables; the caller is connected to SPI. */
+static int
+find_app(int64 id)
+{
+	int			lo = 0,
+				hi = cache.n_apps - 1;
+
+	/* apps are ordered by id */
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (cache.apps[mid].id == id)
+			return mid;
+		if (cache.apps[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+int
+allot_resource_index(const WorkloadCache *c, const char *name)
+{
+	for (int i = 0; i < c->n_resources; i++)
+		if (strcmp(c->resources[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/* Resources, apps and app versions (0.2.0 and later). */
+static void
+load_job_side(void)
+{
+	MemoryContext old;
+	int			n;
+
+	if (SPI_execute_plan(resources_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.resource");
+	old = MemoryContextSwitchTo(cache_context);
+	n = (int) SPI_processed;
+	cache.resources = palloc(sizeof(char *) * (n > 0 ? n : 1));
+	cache.cpu = -1;
+	for (int i = 0; i < n; i++)
+	{
+		cache.resources[i] = text_or_null(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		if (strcmp(cache.resources[i], "cpu") == 0)
+			cache.cpu = i;
+	}
+	cache.n_resources = n;
+	MemoryContextSwitchTo(old);
+
+	if (SPI_execute_plan(apps_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.app");
+	old = MemoryContextSwitchTo(cache_context);
+	n = (int) SPI_processed;
+	cache.apps = palloc0(sizeof(CachedApp) * (n > 0 ? n : 1));
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		cache.apps[i].id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		cache.apps[i].est_flops_per_au = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	cache.n_apps = n;
+	MemoryContextSwitchTo(old);
+
+	if (SPI_execute_plan(versions_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.app_version");
+	old = MemoryContextSwitchTo(cache_context);
+	n = (int) SPI_processed;
+	cache.versions = palloc0(sizeof(CachedVersion) * (n > 0 ? n : 1));
+	cache.n_versions = n;
+	for (int i = 0; i < n; i++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[i];
+		TupleDesc	d = SPI_tuptable->tupdesc;
+		CachedVersion *v = &cache.versions[i];
+		bool		isnull;
+		int			app = find_app(DatumGetInt64(SPI_getbinval(t, d, 2, &isnull)));
+		char	   *resource = text_or_null(t, d, 4);
+
+		v->id = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+		v->platform = text_or_null(t, d, 3);
+		v->resource = allot_resource_index(&cache, resource);
+		v->ncpus = DatumGetFloat8(SPI_getbinval(t, d, 5, &isnull));
+		v->ncoprocs = DatumGetFloat8(SPI_getbinval(t, d, 6, &isnull));
+		v->cpu_flags = name_list(t, d, 7, &isnull);
+		/* versions are ordered by app: each app's are contiguous */
+		if (app >= 0)
+		{
+			if (cache.apps[app].n_versions == 0)
+				cache.apps[app].first_version = i;
+			cache.apps[app].n_versions++;
+		}
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* Read the tables; the caller is connected to SPI. */
 static void
 cache_build(void)
 {
@@ -133,10 +239,15 @@ cache_build(void)
 	EngineNeeds *engines;
 	int			n_engines;
 	const char **dev_names;
+	int			n;
 	Oid			nsp = get_namespace_oid("allot", false);
 
 	workload_relid = get_relname_relid("workload", nsp);
 	engine_relid = get_relname_relid("engine", nsp);
+	/* Absent while the extension is at 0.1.0: then there is no job side. */
+	app_relid = get_relname_relid("app", nsp);
+	app_version_relid = get_relname_relid("app_version", nsp);
+	resource_relid = get_relname_relid("resource", nsp);
 
 	if (workloads_plan == NULL)
 	{
@@ -145,10 +256,23 @@ cache_build(void)
 									"  FROM allot.engine");
 		workloads_plan = prepare_kept(
 									  "SELECT id, priority, throughput, engine, base_engine, dev_threads,"
-									  "       base_threads, syzygy, time_based, mode, workload_size"
+									  "       base_threads, syzygy, time_based, mode, workload_size,"
+									  "       app_id,"
+									  "       coalesce(extract(epoch FROM delay_bound)::float8, 0)"
 									  "  FROM allot.workload"
-									  " WHERE state = 'active' AND app_id IS NULL"
+									  " WHERE state = 'active'"
 									  " ORDER BY priority DESC, id");
+	}
+	if (apps_plan == NULL && OidIsValid(app_relid))
+	{
+		resources_plan = prepare_kept(
+									  "SELECT name FROM allot.resource"
+									  " ORDER BY name = 'cpu', name");
+		apps_plan = prepare_kept(
+								 "SELECT id, coalesce(est_flops_per_au, 0) FROM allot.app ORDER BY id");
+		versions_plan = prepare_kept(
+									 "SELECT id, app_id, platform, resource, ncpus, ncoprocs, cpu_flags"
+									 "  FROM allot.app_version ORDER BY app_id, id");
 	}
 
 	if (cache_context == NULL)
@@ -180,43 +304,61 @@ cache_build(void)
 	}
 	MemoryContextSwitchTo(old);
 
+	if (OidIsValid(app_relid))
+		load_job_side();
+
 	if (SPI_execute_plan(workloads_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.workload");
 	old = MemoryContextSwitchTo(cache_context);
-	cache.n_workloads = (int) SPI_processed;
-	cache.workloads = palloc0(sizeof(CachedWorkload) *
-							  (cache.n_workloads > 0 ? cache.n_workloads : 1));
-	dev_names = palloc(sizeof(char *) * (cache.n_workloads > 0 ? cache.n_workloads : 1));
-	for (int i = 0; i < cache.n_workloads; i++)
+	n = (int) SPI_processed;
+	cache.workloads = palloc0(sizeof(CachedWorkload) * (n > 0 ? n : 1));
+	cache.job_workloads = palloc0(sizeof(CachedWorkload) * (n > 0 ? n : 1));
+	dev_names = palloc(sizeof(char *) * (n > 0 ? n : 1));
+	for (int i = 0; i < n; i++)
 	{
 		HeapTuple	t = SPI_tuptable->vals[i];
 		TupleDesc	d = SPI_tuptable->tupdesc;
-		CachedWorkload *w = &cache.workloads[i];
+		CachedWorkload w;
 		bool		isnull;
+		bool		no_app;
+		int64		app_id;
 		char	   *base;
 		int			e;
 
-		w->id = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
-		w->priority = DatumGetInt32(SPI_getbinval(t, d, 2, &isnull));
-		w->throughput = DatumGetFloat8(SPI_getbinval(t, d, 3, &isnull));
-		w->engine_name = text_or_null(t, d, 4);
+		memset(&w, 0, sizeof(w));
+		w.id = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+		w.priority = DatumGetInt32(SPI_getbinval(t, d, 2, &isnull));
+		w.throughput = DatumGetFloat8(SPI_getbinval(t, d, 3, &isnull));
+		w.engine_name = text_or_null(t, d, 4);
 		base = text_or_null(t, d, 5);
-		w->needs.dev = find_engine(engines, n_engines, w->engine_name);
-		w->needs.base = base ? find_engine(engines, n_engines, base) : NULL;
-		w->needs.dev_threads = DatumGetInt32(SPI_getbinval(t, d, 6, &isnull));
-		w->needs.base_threads = DatumGetInt32(SPI_getbinval(t, d, 7, &isnull));
-		w->needs.syzygy = DatumGetInt32(SPI_getbinval(t, d, 8, &isnull));
-		w->needs.time_based = DatumGetBool(SPI_getbinval(t, d, 9, &isnull));
-		w->needs.mode = parse_mode(text_or_null(t, d, 10));
-		w->workload_size = DatumGetInt32(SPI_getbinval(t, d, 11, &isnull));
+		w.needs.dev = find_engine(engines, n_engines, w.engine_name);
+		w.needs.base = base ? find_engine(engines, n_engines, base) : NULL;
+		w.needs.dev_threads = DatumGetInt32(SPI_getbinval(t, d, 6, &isnull));
+		w.needs.base_threads = DatumGetInt32(SPI_getbinval(t, d, 7, &isnull));
+		w.needs.syzygy = DatumGetInt32(SPI_getbinval(t, d, 8, &isnull));
+		w.needs.time_based = DatumGetBool(SPI_getbinval(t, d, 9, &isnull));
+		w.needs.mode = parse_mode(text_or_null(t, d, 10));
+		w.workload_size = DatumGetInt32(SPI_getbinval(t, d, 11, &isnull));
+		app_id = DatumGetInt64(SPI_getbinval(t, d, 12, &no_app));
+		w.delay_bound_secs = DatumGetFloat8(SPI_getbinval(t, d, 13, &isnull));
 
 		/* Dense engine numbers, for balancing (seed 000 step 3). */
 		for (e = 0; e < cache.n_engines; e++)
-			if (strcmp(dev_names[e], w->engine_name) == 0)
+			if (strcmp(dev_names[e], w.engine_name) == 0)
 				break;
 		if (e == cache.n_engines)
-			dev_names[cache.n_engines++] = w->engine_name;
-		w->engine = e;
+			dev_names[cache.n_engines++] = w.engine_name;
+		w.engine = e;
+
+		if (no_app)
+			cache.workloads[cache.n_workloads++] = w;
+		else
+		{
+			/* A job workload whose app has no row cannot be served. */
+			w.app = find_app(app_id);
+			if (w.app >= 0)
+				cache.job_workloads[cache.n_job_workloads++] = w;
+		}
 	}
 	MemoryContextSwitchTo(old);
 }

@@ -22,16 +22,51 @@ typedef struct CachedWorkload
 	const char *engine_name;
 	int			workload_size;
 	WorkloadNeeds needs;
+	/* job workloads only */
+	int			app;			/* index into apps */
+	double		delay_bound_secs;	/* 0: no deadline */
 } CachedWorkload;
+
+typedef struct CachedVersion
+{
+	int64_t		id;
+	const char *platform;		/* NULL: any OS */
+	int			resource;		/* index into resources */
+	double		ncpus;
+	double		ncoprocs;
+	NameList	cpu_flags;
+} CachedVersion;
+
+typedef struct CachedApp
+{
+	int64_t		id;
+	double		est_flops_per_au;	/* 0: not known yet */
+	int			first_version;	/* its versions are versions[first .. first + n) */
+	int			n_versions;
+} CachedApp;
 
 typedef struct WorkloadCache
 {
-	int			n_workloads;	/* ordered by priority desc, then id */
+	/* active assignment workloads, ordered by priority desc, then id */
+	int			n_workloads;
 	CachedWorkload *workloads;
+	/* active job workloads, same order */
+	int			n_job_workloads;
+	CachedWorkload *job_workloads;
 	int			n_engines;		/* every dev engine named by a workload */
+
+	/* job side; all empty while the extension is at 0.1.0 */
+	int			n_apps;
+	CachedApp  *apps;
+	int			n_versions;
+	CachedVersion *versions;
+	int			n_resources;	/* coprocessor types by name, then cpu last */
+	const char **resources;
+	int			cpu;			/* index of 'cpu' in resources */
 } WorkloadCache;
 
 extern const WorkloadCache *allot_workload_cache(void);
+extern int	allot_resource_index(const WorkloadCache *cache, const char *name);
 extern void allot_workload_cache_init(void);
 
 #endif							/* ALLOT_WORKLOAD_CACHE_H */

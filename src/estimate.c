@@ -1,0 +1,63 @@
+/*
+ * estimate.c: how long a job will take (seed 004, "Job completion time
+ * estimates and bounds").
+ *
+ *   seconds_per_app_unit(H, V) * J.predicted_app_units
+ *     * (actual_mean / predicted_mean + X * stdev(actual / predicted))
+ *
+ * with X = 2 for the estimate and X = 4 for the bound.  seconds_per_app_unit
+ * comes from the host's own history with the version; before there is any,
+ * from the app's FLOPs per app unit over the version's peak FLOPS on the
+ * host; before that, from a configured default.
+ */
+#include <math.h>
+#include <stddef.h>
+
+#include "estimate.h"
+
+/* Sample standard deviation from a Welford accumulator; 0 below 2 samples. */
+double
+allot_stdev(int64_t n, double m2)
+{
+	if (n < 2 || m2 <= 0)
+		return 0;
+	return sqrt(m2 / (double) (n - 1));
+}
+
+/*
+ * The seed's correction of predicted app units: the ratio of the means plus
+ * X standard deviations of actual/predicted.  An app with no history
+ * predicts exactly: 1.
+ */
+double
+allot_app_unit_factor(const AppStats *stats, double x)
+{
+	double		ratio = 1;
+
+	if (stats == NULL || stats->n == 0)
+		return 1;
+	if (stats->predicted_au_mean > 0)
+		ratio = stats->actual_au_mean / stats->predicted_au_mean;
+	return ratio + x * allot_stdev(stats->n, stats->au_ratio_m2);
+}
+
+/* The fallback chain for seconds per app unit. */
+double
+allot_seconds_per_app_unit(const EstimateInput *in)
+{
+	if (in->seconds_per_app_unit > 0)
+		return in->seconds_per_app_unit;
+	if (in->est_flops_per_au > 0 && in->peak_flops > 0)
+		return in->est_flops_per_au / in->peak_flops;
+	return in->default_seconds_per_app_unit;
+}
+
+void
+allot_estimate(const EstimateInput *in, const AppStats *stats,
+			   double *est_secs, double *bound_secs)
+{
+	double		base = allot_seconds_per_app_unit(in) * in->predicted_app_units;
+
+	*est_secs = base * allot_app_unit_factor(stats, ALLOT_ESTIMATE_X);
+	*bound_secs = base * allot_app_unit_factor(stats, ALLOT_BOUND_X);
+}

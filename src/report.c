@@ -1,0 +1,448 @@
+/*
+ * report.c: report_job (a host returns a job) and estimate_job.
+ *
+ * A report is accepted only from the host the job is in progress on.  Its
+ * outcome decides the job's next state:
+ *
+ *   success   done; the host's quota for the version doubles (up to
+ *             allot.daily_quota), its seconds per app unit and the app's
+ *             statistics learn from the report (seed 004)
+ *   error     error; the quota drops by one (not below 1)
+ *   aborted   back to unsent for another host; the quota drops by one
+ *
+ * Every accepted report is kept in allot.job_report with its reply, so that
+ * a repeated identical report gets the same reply and changes nothing.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
+#include "allot.h"
+#include "dispatch.h"
+#include "estimate.h"
+#include "workload_cache.h"
+
+/* Weight of a new report in a host's seconds per app unit (seed 004). */
+#define SECONDS_PER_APP_UNIT_WEIGHT 0.1
+
+static SPIPlanPtr job_plan = NULL;
+static SPIPlanPtr previous_plan = NULL;
+static SPIPlanPtr accept_plan = NULL;
+static SPIPlanPtr estimate_job_plan = NULL;
+
+static SPIPlanPtr
+prepare(const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	SPI_keepplan(plan);
+	return plan;
+}
+
+static void
+prepare_plans(void)
+{
+	Oid			job_args[2] = {INT8OID, INT8OID};
+	Oid			accept_args[14] = {
+		INT8OID, INT8OID, TEXTOID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
+		TIMESTAMPTZOID, FLOAT8OID, TEXTOID, INT4OID, INT4OID,
+		TIMESTAMPTZOID, INT8OID, FLOAT8OID
+	};
+
+	if (accept_plan != NULL)
+		return;
+
+	job_plan = prepare(
+					   "SELECT j.state, j.host_id, j.sent_at, j.app_version_id,"
+					   "       j.peak_flops_per_sec, j.predicted_app_units,"
+					   "       EXISTS (SELECT FROM allot.host WHERE id = $2)"
+					   "  FROM allot.job j WHERE j.id = $1 FOR UPDATE",
+					   2, job_args);
+	previous_plan = prepare(
+							"SELECT outcome, app_units, elapsed_secs, raw_flops_per_sec, reply"
+							"  FROM allot.job_report WHERE job_id = $1 AND host_id = $2"
+							" ORDER BY sent_at DESC LIMIT 1",
+							2, job_args);
+
+	/*
+	 * $1 job, $2 host, $3 outcome, $4 app units, $5 elapsed, $6 raw FLOPS
+	 * (defaulted to the job's peak), $7 now, $8 a new seconds per app unit
+	 * (NULL: unchanged), $9 next state, $10 quota change (+1 doubles, -1
+	 * lowers), $11 the quota ceiling; $12..$14 the job's sent_at, app
+	 * version and predicted app units as read under its row lock.  On success the app's means and sums
+	 * of squared deviations take the report by Welford's update (stable over
+	 * millions of reports): with d = x - mean and n reports so far,
+	 * mean += d / (n + 1) and m2 += d^2 * n / (n + 1).
+	 */
+	accept_plan = prepare(
+						  "WITH j AS ("
+						  "  UPDATE allot.job"
+						  "     SET state = $9, returned_at = $7, outcome = $3,"
+						  "         app_units = CASE WHEN $3 = 'success' THEN $4 END,"
+						  "         elapsed_secs = $5,"
+						  "         raw_flops_per_sec = CASE WHEN $3 = 'success'"
+						  "                                  THEN coalesce($6, peak_flops_per_sec) END,"
+						  "         host_id = CASE WHEN $9 = 'unsent' THEN NULL ELSE host_id END,"
+						  "         app_version_id = CASE WHEN $9 = 'unsent' THEN NULL ELSE app_version_id END,"
+						  "         sent_at = CASE WHEN $9 = 'unsent' THEN NULL ELSE sent_at END,"
+						  "         deadline = CASE WHEN $9 = 'unsent' THEN NULL ELSE deadline END,"
+						  "         est_secs = CASE WHEN $9 = 'unsent' THEN NULL ELSE est_secs END,"
+						  "         peak_flops_per_sec = CASE WHEN $9 = 'unsent' THEN NULL"
+						  "                                   ELSE peak_flops_per_sec END"
+						  "   WHERE id = $1"
+						  "  RETURNING $12::timestamptz AS sent_at, $13::bigint AS app_version_id,"
+						  "            $14::float8 AS predicted_app_units),"
+						  " hv AS ("
+						  "  INSERT INTO allot.host_app_version AS hv"
+						  "         (host_id, app_version_id, quota, seconds_per_app_unit, n_success, n_error)"
+						  "  SELECT $2, j.app_version_id, $11, $8,"
+						  "         ($3 = 'success')::int, ($3 <> 'success')::int FROM j"
+						  "  ON CONFLICT (host_id, app_version_id) DO UPDATE"
+						  "     SET quota = CASE WHEN $10 > 0 THEN least(hv.quota * 2, $11)"
+						  "                      ELSE greatest(hv.quota - 1, 1) END,"
+						  "         seconds_per_app_unit = CASE WHEN $8 IS NULL THEN hv.seconds_per_app_unit"
+						  "                                     WHEN hv.seconds_per_app_unit IS NULL THEN $8"
+						  "                                     ELSE hv.seconds_per_app_unit"
+						  "                                          + " CppAsString2(SECONDS_PER_APP_UNIT_WEIGHT)
+						  "                                          * ($8 - hv.seconds_per_app_unit) END,"
+						  "         n_success = hv.n_success + excluded.n_success,"
+						  "         n_error = hv.n_error + excluded.n_error"
+						  "  RETURNING quota),"
+						  " stats AS ("
+						  "  UPDATE allot.app a"
+						  "     SET n_reports = a.n_reports + 1,"
+						  "         actual_au_mean = a.actual_au_mean"
+						  "                          + ($4 - a.actual_au_mean) / (a.n_reports + 1),"
+						  "         actual_au_m2 = a.actual_au_m2 + ($4 - a.actual_au_mean) ^ 2"
+						  "                        * a.n_reports / (a.n_reports + 1),"
+						  "         predicted_au_mean = a.predicted_au_mean"
+						  "                             + (j.predicted_app_units - a.predicted_au_mean)"
+						  "                             / (a.n_reports + 1),"
+						  "         predicted_au_m2 = a.predicted_au_m2"
+						  "                           + (j.predicted_app_units - a.predicted_au_mean) ^ 2"
+						  "                           * a.n_reports / (a.n_reports + 1),"
+						  "         au_ratio_mean = a.au_ratio_mean"
+						  "                         + ($4 / j.predicted_app_units - a.au_ratio_mean)"
+						  "                         / (a.n_reports + 1),"
+						  "         au_ratio_m2 = a.au_ratio_m2"
+						  "                       + ($4 / j.predicted_app_units - a.au_ratio_mean) ^ 2"
+						  "                       * a.n_reports / (a.n_reports + 1)"
+						  "    FROM j JOIN allot.app_version v ON v.id = j.app_version_id"
+						  "   WHERE a.id = v.app_id AND $3 = 'success'),"
+						  " reply AS ("
+						  "  SELECT jsonb_build_object('job_id', $1, 'outcome', $3, 'state', $9,"
+						  "                            'quota', (SELECT quota FROM hv)) AS reply, j.sent_at"
+						  "    FROM j)"
+						  "INSERT INTO allot.job_report"
+						  "       (job_id, host_id, sent_at, outcome, app_units, elapsed_secs,"
+						  "        raw_flops_per_sec, reported_at, reply)"
+						  "SELECT $1, $2, r.sent_at, $3, $4, $5, $6, $7, r.reply FROM reply r"
+						  " RETURNING reply",
+						  14, accept_args);
+}
+
+static void
+job_not_found(int64 job_id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NO_DATA_FOUND),
+			 errmsg("job %lld does not exist", (long long) job_id),
+			 errhint("Jobs are the rows of allot.job.")));
+}
+
+/* A positive finite measurement, or NULL when optional. */
+static bool
+measurement_arg(FunctionCallInfo fcinfo, int argno, const char *name, bool optional,
+				double *value)
+{
+	if (PG_ARGISNULL(argno))
+	{
+		if (!optional)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not be NULL", name)));
+		return false;
+	}
+	*value = PG_GETARG_FLOAT8(argno);
+	if (!isfinite(*value) || *value <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a positive finite number, not %g", name, *value)));
+	return true;
+}
+
+static bool
+same_number(HeapTuple t, TupleDesc d, int column, bool given, double value)
+{
+	bool		isnull;
+	Datum		v = SPI_getbinval(t, d, column, &isnull);
+
+	if (isnull || !given)
+		return isnull && !given;
+	return DatumGetFloat8(v) == value;
+}
+
+PG_FUNCTION_INFO_V1(allot_report_job);
+
+/*
+ * report_job(host_id, job_id, outcome, app_units, elapsed_secs,
+ *            raw_flops_per_sec, now)
+ */
+Datum
+allot_report_job(PG_FUNCTION_ARGS)
+{
+	int64		host_id,
+				job_id;
+	char	   *outcome;
+	double		app_units = 1,
+				elapsed = 0,
+				raw_flops = 0;
+	bool		has_elapsed,
+				has_raw;
+	TimestampTz now;
+	Datum		jargs[2];
+	HeapTuple	t;
+	TupleDesc	d;
+	bool		isnull;
+	char	   *state;
+	int64		job_host;
+	Datum		reply;
+
+	allot_require_arg(fcinfo, 0, "host_id");
+	allot_require_arg(fcinfo, 1, "job_id");
+	allot_require_arg(fcinfo, 2, "outcome");
+	host_id = PG_GETARG_INT64(0);
+	job_id = PG_GETARG_INT64(1);
+	outcome = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (strcmp(outcome, "success") != 0 && strcmp(outcome, "error") != 0 &&
+		strcmp(outcome, "aborted") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown outcome \"%s\"", outcome),
+				 errhint("An outcome is success, error or aborted.")));
+	(void) measurement_arg(fcinfo, 3, "app_units", false, &app_units);
+	has_elapsed = measurement_arg(fcinfo, 4, "elapsed_secs", true, &elapsed);
+	has_raw = measurement_arg(fcinfo, 5, "raw_flops_per_sec", true, &raw_flops);
+	now = allot_now_arg(fcinfo, 6);
+
+	SPI_connect();
+	prepare_plans();
+	jargs[0] = Int64GetDatum(job_id);
+	jargs[1] = Int64GetDatum(host_id);
+	if (SPI_execute_plan(job_plan, jargs, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.job");
+	if (SPI_processed == 0)
+		job_not_found(job_id);
+	t = SPI_tuptable->vals[0];
+	d = SPI_tuptable->tupdesc;
+	if (!DatumGetBool(SPI_getbinval(t, d, 7, &isnull)))
+		allot_host_not_found(host_id);
+	state = TextDatumGetCString(SPI_getbinval(t, d, 1, &isnull));
+	job_host = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
+	if (isnull)
+		job_host = 0;
+
+	if (strcmp(state, "in_progress") != 0 || job_host != host_id)
+	{
+		/* Not ours now: a repeat of a report we accepted, or a mistake. */
+		if (SPI_execute_plan(previous_plan, jargs, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read allot.job_report");
+		if (SPI_processed == 1)
+		{
+			HeapTuple	p = SPI_tuptable->vals[0];
+			TupleDesc	pd = SPI_tuptable->tupdesc;
+
+			if (strcmp(TextDatumGetCString(SPI_getbinval(p, pd, 1, &isnull)), outcome) == 0 &&
+				same_number(p, pd, 2, true, app_units) &&
+				same_number(p, pd, 3, has_elapsed, elapsed) &&
+				same_number(p, pd, 4, has_raw, raw_flops))
+			{
+				reply = SPI_datumTransfer(SPI_getbinval(p, pd, 5, &isnull), false, -1);
+				SPI_finish();
+				PG_RETURN_DATUM(reply);
+			}
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("job %lld was already reported by host %lld with a different result",
+							(long long) job_id, (long long) host_id),
+					 errdetail("A repeated report must repeat the outcome, app units, elapsed time and FLOPS.")));
+		}
+		if (strcmp(state, "in_progress") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("job %lld was not sent to host %lld", (long long) job_id,
+							(long long) host_id),
+					 errdetail("Only the host a job is in progress on may report it.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("job %lld is not in progress on host %lld", (long long) job_id,
+						(long long) host_id),
+				 errdetail("The job is %s.", state)));
+	}
+
+	{
+		bool		success = strcmp(outcome, "success") == 0;
+		const char *next = success ? "done" :
+			strcmp(outcome, "error") == 0 ? "error" : "unsent";
+		Datum		args[14];
+		char		nulls[14];
+
+		memset(nulls, ' ', sizeof(nulls));
+		args[0] = Int64GetDatum(job_id);
+		args[1] = Int64GetDatum(host_id);
+		args[2] = CStringGetTextDatum(outcome);
+		args[3] = Float8GetDatum(app_units);
+		args[4] = Float8GetDatum(elapsed);
+		nulls[4] = has_elapsed ? ' ' : 'n';
+		args[5] = Float8GetDatum(raw_flops);
+		nulls[5] = has_raw ? ' ' : 'n';
+		args[6] = TimestampTzGetDatum(now);
+		/* What this report says of the host's seconds per app unit. */
+		args[7] = Float8GetDatum(has_elapsed ? elapsed / app_units : 0);
+		nulls[7] = success && has_elapsed ? ' ' : 'n';
+		args[8] = CStringGetTextDatum(next);
+		args[9] = Int32GetDatum(success ? 1 : -1);
+		args[10] = Int32GetDatum(allot_daily_quota);
+		args[11] = SPI_getbinval(t, d, 3, &isnull);
+		args[12] = SPI_getbinval(t, d, 4, &isnull);
+		args[13] = SPI_getbinval(t, d, 6, &isnull);
+
+		if (SPI_execute_plan(accept_plan, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
+			SPI_processed != 1)
+			elog(ERROR, "could not record the report of job %lld", (long long) job_id);
+		reply = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+												1, &isnull), false, -1);
+	}
+	SPI_finish();
+	PG_RETURN_DATUM(reply);
+}
+
+PG_FUNCTION_INFO_V1(allot_estimate_job);
+
+/*
+ * estimate_job(host_id, job_id): the version the host would run the job
+ * with (the highest projected FLOPS among those that run there), the seed
+ * 004 estimate and bound, and the version's peak FLOPS on the host.  No row
+ * when no version of the job's app runs on the host.
+ */
+Datum
+allot_estimate_job(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int64		host_id,
+				job_id;
+	Datum		args[1];
+	const WorkloadCache *cache;
+	DispatchHost host;
+	int64		app_id;
+	double		predicted;
+	bool		isnull;
+	int			app = -1,
+				best = -1;
+	double		best_flops = -1;
+	HostVersion best_hv;
+	TupleDesc	desc;
+	Tuplestorestate *store;
+	MemoryContext old;
+
+	allot_require_arg(fcinfo, 0, "host_id");
+	allot_require_arg(fcinfo, 1, "job_id");
+	host_id = PG_GETARG_INT64(0);
+	job_id = PG_GETARG_INT64(1);
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
+		!(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("estimate_job must be called in a context that accepts a set")));
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	desc = CreateTupleDescCopy(desc);
+	store = tuplestore_begin_heap(true, false, work_mem);
+	MemoryContextSwitchTo(old);
+
+	SPI_connect();
+	prepare_plans();
+	if (estimate_job_plan == NULL)
+	{
+		Oid			types[1] = {INT8OID};
+
+		estimate_job_plan = prepare(
+									"SELECT w.app_id, j.predicted_app_units"
+									"  FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id"
+									" WHERE j.id = $1", 1, types);
+	}
+	cache = allot_workload_cache();
+	allot_read_dispatch_host(&host, cache, host_id, false);
+	args[0] = Int64GetDatum(job_id);
+	if (SPI_execute_plan(estimate_job_plan, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.job");
+	if (SPI_processed == 0)
+		job_not_found(job_id);
+	app_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull)
+		app_id = -1;
+	predicted = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+
+	for (int a = 0; a < cache->n_apps; a++)
+		if (cache->apps[a].id == app_id)
+			app = a;
+	for (int k = 0; app >= 0 && k < cache->apps[app].n_versions; k++)
+	{
+		int			v = cache->apps[app].first_version + k;
+		HostVersion hv;
+		double		flops;
+
+		if (!allot_version_runs_on(&cache->versions[v], &host, cache))
+			continue;
+		allot_read_host_version(&hv, host_id, cache->versions[v].id);
+		flops = hv.raw_flops_per_sec > 0 ? hv.raw_flops_per_sec :
+			allot_version_peak_flops(&cache->versions[v], &host, cache);
+		if (flops > best_flops)
+		{
+			best = v;
+			best_flops = flops;
+			best_hv = hv;
+		}
+	}
+	if (best >= 0)
+	{
+		AppStats	stats;
+		EstimateInput in;
+		double		est,
+					bound;
+		Datum		values[4];
+		bool		nulls[4] = {false};
+
+		allot_read_app_stats(&stats, app_id);
+		in.seconds_per_app_unit = best_hv.seconds_per_app_unit;
+		in.est_flops_per_au = cache->apps[app].est_flops_per_au;
+		in.peak_flops = best_flops;
+		in.predicted_app_units = predicted;
+		in.default_seconds_per_app_unit = allot_default_seconds_per_app_unit;
+		allot_estimate(&in, &stats, &est, &bound);
+		values[0] = Int64GetDatum(cache->versions[best].id);
+		values[1] = Float8GetDatum(est);
+		values[2] = Float8GetDatum(bound);
+		values[3] = Float8GetDatum(allot_version_peak_flops(&cache->versions[best], &host, cache));
+		old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+		tuplestore_putvalues(store, desc, values, nulls);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = store;
+	rsinfo->setDesc = desc;
+	return (Datum) 0;
+}
