@@ -19,7 +19,7 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initi
 
 # pg_regress: behaviour with exact expected output
 REGRESS = upgrade setup assign_examples capability selection_rules concurrency_settings \
-	expiry
+	expiry dispatch seed003
 # isolation: concurrent sessions
 ISOLATION = assign_concurrent
 

@@ -54,23 +54,25 @@ SELECT w, ratio, fair, p FROM odds(1);
 -- ignored the weights (2000) or inverted them (3000) cannot enter it.  The
 -- seeds are fixed, so the test is also repeatable.
 CREATE TEMP TABLE draws (seed int, w bigint);
-CREATE FUNCTION draw_all(n int) RETURNS void LANGUAGE plpgsql AS $$
+-- One transaction per draw, as a web layer would do it.
+CREATE PROCEDURE draw_all(n int) LANGUAGE plpgsql AS $$
 BEGIN
     FOR s IN 1..n LOOP
         INSERT INTO draws
             SELECT s, workload_id FROM allot.assign_workload(1, '2026-01-01 00:00:00+00', seed => s);
         PERFORM allot.release_assignment(1);
         UPDATE allot.host SET last_workload_id = NULL WHERE id = 1;
+        COMMIT;
     END LOOP;
 END $$;
-SELECT draw_all(4000);
+CALL draw_all(4000);
 SELECT count(*) AS draws, count(*) FILTER (WHERE w = 1) BETWEEN 875 AND 1125 AS w1_within_band,
        count(*) FILTER (WHERE w = 2) BETWEEN 2875 AND 3125 AS w2_within_band
   FROM draws;
 -- The same seeds give the same answers, and different seeds do differ.
 CREATE TEMP TABLE first_draws AS SELECT * FROM draws WHERE seed <= 200;
 TRUNCATE draws;
-SELECT draw_all(200);
+CALL draw_all(200);
 SELECT count(*) AS same_answers FROM draws JOIN first_draws USING (seed, w);
 SELECT count(DISTINCT w) AS distinct_answers FROM draws;
 SELECT * FROM allot.check_invariants();

@@ -45,6 +45,7 @@ BEGIN
             SELECT workload_id FROM allot.assign_workload(9, '2026-01-01 00:00:00+00', seed => s);
         PERFORM allot.release_assignment(9);
         UPDATE allot.host SET last_workload_id = NULL WHERE id = 9;
+        COMMIT;     -- one transaction per draw, as a web layer would do it
     END LOOP;
 END $$;
 SELECT count(*) FILTER (WHERE w = 1) BETWEEN 413 AND 587 AS w1_ok,

@@ -1161,8 +1161,11 @@ commit_request(Dispatch *d)
 	}
 	for (int r = 0; r < cache->n_resources; r++)
 	{
-		/* The reply covers every resource the request asked for. */
-		if (!d->req.rsc[r].requested)
+		/*
+		 * The reply, and the backoff, cover every resource the request asked
+		 * for and that still wanted work when its turn came.
+		 */
+		if (!d->req.rsc[r].tried)
 			continue;
 		req_names[nreq] = cache->resources[r];
 		req_status[nreq] = resource_status(d, r);
@@ -1260,9 +1263,13 @@ allot_request_work(PG_FUNCTION_ARGS)
 
 	/* Coprocessors first (they are faster, hence more important), CPU last. */
 	for (int r = 0; r < d.cache->n_resources; r++)
+	{
+		/* An old client's shared seconds may run out before r's turn. */
+		d.req.rsc[r].tried = allot_request_needs(&d.req.rsc[r]);
 		while (d.n_picks < d.max_picks && allot_request_needs(&d.req.rsc[r]) &&
 			   pick_one(&d, r))
 			CHECK_FOR_INTERRUPTS();
+	}
 
 	reply = commit_request(&d);
 	SPI_finish();

@@ -12,6 +12,7 @@
 typedef struct ResourceRequest
 {
 	bool		requested;		/* req_secs > 0 or req_instances > 0 */
+	bool		tried;			/* still wanted work when its turn came */
 	double		secs;			/* instance-seconds still wanted */
 	double		instances;		/* instances still to occupy */
 	double		delay;			/* estimated delay before a new job starts */
