@@ -17,6 +17,23 @@ CREATE TABLE allot.resource (
 );
 INSERT INTO allot.resource (name) VALUES ('cpu'), ('nvidia'), ('amd'), ('intel');
 
+/* 'cpu' is always there (SPEC 1.1). */
+CREATE FUNCTION allot.resource_keep_cpu() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF OLD.name = 'cpu' THEN
+        RAISE EXCEPTION 'resource "cpu" cannot be removed or renamed'
+            USING ERRCODE = 'restrict_violation',
+                  HINT = 'Every host has a CPU; coprocessor types may come and go.';
+    END IF;
+    RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
+END
+$$;
+CREATE TRIGGER resource_keep_cpu BEFORE DELETE OR UPDATE OF name ON allot.resource
+    FOR EACH ROW EXECUTE FUNCTION allot.resource_keep_cpu();
+
 /* ---------------------------------------------------------------------------
  * Apps and their versions (seed 004 keeps statistics here too).
  * ------------------------------------------------------------------------- */

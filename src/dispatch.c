@@ -449,6 +449,8 @@ json_value_text(const JsonbValue *v)
 													   NumericGetDatum(v->val.numeric)));
 		case jbvBool:
 			return v->val.boolean ? "true" : "false";
+		case jbvBinary:
+			return JsonContainerIsArray(v->val.binary.data) ? "an array" : "an object";
 		default:
 			return "an array or object";
 	}
@@ -464,7 +466,9 @@ json_amount(const JsonbValue *v, const char *path)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a non-negative number, not %s", path, json_value_text(v))));
-	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+	/* Huge numbers become infinity here, and are refused below by name. */
+	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+										   NumericGetDatum(v->val.numeric)));
 	if (!isfinite(d) || d < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -567,7 +571,9 @@ parse_client_version(const char *name, JsonbValue *value, void *arg)
 	long long	id = strtoll(name, &end, 10);
 	bool		known = false;
 
-	if (*name == '\0' || *end != '\0' || id <= 0)
+	/* Only the plain decimal form: "011" or " 11" would name 11 twice. */
+	if (*name == '\0' || *end != '\0' || id <= 0 ||
+		strcmp(name, psprintf("%lld", id)) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("request.app_versions keys must be app version ids, not \"%s\"", name)));
@@ -596,9 +602,15 @@ parse_request(Request *req, Jsonb *json, const WorkloadCache *cache,
 	JsonbValue	v;
 	ParseState	ps = {req, cache};
 
-	if (!JB_ROOT_IS_OBJECT(json) || JB_ROOT_IS_SCALAR(json))
-		bad_request("request must be a JSON object, not %s",
-					JB_ROOT_IS_ARRAY(json) && !JB_ROOT_IS_SCALAR(json) ? "an array" : "a scalar");
+	if (JB_ROOT_IS_SCALAR(json))
+	{
+		JsonbValue	scalar;
+
+		JsonbExtractScalar(root, &scalar);
+		bad_request("request must be a JSON object, not %s", json_value_text(&scalar));
+	}
+	if (!JB_ROOT_IS_OBJECT(json))
+		bad_request("request must be a JSON object, not %s", "an array");
 
 	memset(req, 0, sizeof(*req));
 	req->rsc = palloc0(sizeof(ResourceRequest) * (cache->n_resources + 1));
@@ -763,7 +775,9 @@ read_host_versions(Dispatch *d)
 	Datum		args[2] = {Int64GetDatum(d->host.id), TimestampTzGetDatum(d->now)};
 
 	d->hv = palloc0(sizeof(HostVersion) * (d->cache->n_versions + 1));
-	if (SPI_execute_plan(host_versions_plan, args, NULL, true, 0) != SPI_OK_SELECT)
+	/* A fresh snapshot: what an earlier request of this host committed while
+	 * we waited for its row lock counts against the quota. */
+	if (SPI_execute_plan(host_versions_plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.host_app_version");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -842,7 +856,7 @@ read_candidates(Dispatch *d)
 
 	args[0] = PointerGetDatum(construct_array(apps, napps, INT8OID, 8, FLOAT8PASSBYVAL,
 											  TYPALIGN_DOUBLE));
-	if (SPI_execute_plan(app_stats_plan, args, NULL, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(app_stats_plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.app");
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{

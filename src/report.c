@@ -255,8 +255,12 @@ allot_report_job(PG_FUNCTION_ARGS)
 
 	if (strcmp(state, "in_progress") != 0 || job_host != host_id)
 	{
-		/* Not ours now: a repeat of a report we accepted, or a mistake. */
-		if (SPI_execute_plan(previous_plan, jargs, NULL, true, 1) != SPI_OK_SELECT)
+		/*
+		 * Not ours now: a repeat of a report we accepted, or a mistake.  Read
+		 * with a fresh snapshot: if we waited for the job's row lock, the
+		 * report that took it may have committed meanwhile.
+		 */
+		if (SPI_execute_plan(previous_plan, jargs, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read allot.job_report");
 		if (SPI_processed == 1)
 		{
