@@ -5,6 +5,9 @@
 #define ALLOT_H
 
 #include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/timestamp.h"
 
 /* GUCs, defined in allot.c; see README "Settings". */
@@ -56,6 +59,25 @@ allot_host_not_found(int64 host_id)
 			(errcode(ERRCODE_NO_DATA_FOUND),
 			 errmsg("host %lld does not exist", (long long) host_id),
 			 errhint("Hosts are the rows of allot.host.")));
+}
+
+/*
+ * Serialise the requests of one host for the rest of the transaction: a
+ * transaction-scoped advisory lock in allot's own key space (field4), held
+ * in shared memory only, unlike a row lock, which dirties and WAL-logs the
+ * host's page.  Reads after it take a fresh snapshot and so see what the
+ * previous holder committed.
+ */
+#define ALLOT_HOST_LOCK_SPACE 0xA110
+
+static inline void
+allot_lock_host(int64 host_id)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) host_id >> 32),
+						 (uint32) host_id, ALLOT_HOST_LOCK_SPACE);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
 /* An assignment counts while its host was seen after this instant. */

@@ -1,10 +1,13 @@
 /*
  * assignment.c: SQL glue for assignment workloads (seed 000).
  *
- * One request is: lock and read the host (with its current assignment), take
- * the active workloads from the backend cache, run selection.c's steps over
- * them, read the usage of the surviving candidates, choose, and write the
- * assignment in one statement.  Nothing here scans hosts or assignments:
+ * One request is: take the host's lock (allot_lock_host: one request per
+ * host at a time) and read the host with its current assignment under a
+ * snapshot taken after it; take the active workloads from the backend cache;
+ * run selection.c's steps over them, reading the usage of the surviving
+ * candidates; choose; write the assignment, and the host row only when its
+ * last workload changes or its last_seen is a minute old.  Nothing here
+ * scans hosts or assignments:
  *
  *   usage(W) = allot.workload_usage row of W        (trigger-maintained)
  *            - counted assignments of W already past allot.assignment_ttl
@@ -28,6 +31,7 @@
 #include "port.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -41,6 +45,7 @@ typedef struct RequestHost
 	int64		id;
 	HostOffer	offer;
 	int64		last_workload_id;	/* 0: none */
+	TimestampTz last_seen;		/* 0: never */
 	int64		assigned_workload;	/* 0: none, or not counted now */
 	int32		assigned_threads;
 	bool		assigned_focus;
@@ -58,10 +63,10 @@ typedef struct RequestSelection
 	Selection	selection;
 } RequestSelection;
 
-static SPIPlanPtr host_lock_plan = NULL;
 static SPIPlanPtr host_read_plan = NULL;
 static SPIPlanPtr usage_plan = NULL;
 static SPIPlanPtr assign_plan = NULL;
+static SPIPlanPtr host_seen_plan = NULL;
 static SPIPlanPtr unassign_plan = NULL;
 static SPIPlanPtr heartbeat_plan = NULL;
 static SPIPlanPtr release_plan = NULL;
@@ -73,7 +78,7 @@ static SPIPlanPtr usage_drop_plan = NULL;
 static SPIPlanPtr
 prepare(const char *sql, int nargs, Oid *argtypes)
 {
-	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+	SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
 
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
@@ -83,14 +88,15 @@ prepare(const char *sql, int nargs, Oid *argtypes)
 }
 
 #define HOST_QUERY \
-	"SELECT h.os, h.cpu_flags, h.tokens, h.focus," \
-	"       ARRAY(SELECT k FROM pg_catalog.jsonb_object_keys(h.compilers) k ORDER BY k)," \
-	"       ARRAY(SELECT h.compilers ->> k FROM pg_catalog.jsonb_object_keys(h.compilers) k ORDER BY k)," \
+	"SELECT h.os, h.cpu_flags, h.tokens, h.focus, h.compilers," \
 	"       h.threads, coalesce(h.physical_cores, h.threads), h.sockets, h.syzygy_max," \
-	"       h.noisy, h.last_workload_id," \
+	"       h.noisy, h.last_workload_id, h.last_seen," \
 	"       a.workload_id, a.threads, a.focus, a.counted AND a.seen_at >= $2" \
 	"  FROM allot.host h LEFT JOIN allot.assignment a ON a.host_id = h.id" \
 	" WHERE h.id = $1"
+
+/* A host's last_seen is refreshed by assign_workload at most this often. */
+#define LAST_SEEN_RESOLUTION (60 * USECS_PER_SEC)
 
 static void
 prepare_plans(void)
@@ -102,14 +108,11 @@ prepare_plans(void)
 	Oid			id_only[1] = {INT8OID};
 	Oid			time_only[1] = {TIMESTAMPTZOID};
 	Oid			add_args[4] = {INT8OID, INT8OID, INT8OID, INT4OID};
+	Oid			host_seen_args[3] = {INT8OID, INT8OID, TIMESTAMPTZOID};
 
-	if (host_lock_plan != NULL)
+	if (host_read_plan != NULL)
 		return;
 
-	/* Locking the host serializes requests of one host, so its own
-	 * assignment cannot be counted twice. */
-	host_lock_plan = prepare("SELECT FROM allot.host WHERE id = $1 FOR NO KEY UPDATE",
-							 1, host_args);
 	host_read_plan = prepare(HOST_QUERY, 2, host_args);
 
 	usage_plan = prepare(
@@ -127,8 +130,6 @@ prepare_plans(void)
 						 2, usage_args);
 
 	assign_plan = prepare(
-						  "WITH h AS (UPDATE allot.host SET last_workload_id = $2, last_seen = $5"
-						  "            WHERE id = $1)"
 						  "INSERT INTO allot.assignment AS a"
 						  "       (host_id, workload_id, threads, focus, assigned_at, seen_at, counted)"
 						  "VALUES ($1, $2, $3, $4, $5, $5, true)"
@@ -138,6 +139,9 @@ prepare_plans(void)
 						  "       assigned_at = CASE WHEN a.workload_id = excluded.workload_id"
 						  "                          THEN a.assigned_at ELSE excluded.assigned_at END",
 						  5, assign_args);
+	host_seen_plan = prepare(
+							 "UPDATE allot.host SET last_workload_id = $2, last_seen = $3 WHERE id = $1",
+							 3, host_seen_args);
 
 	unassign_plan = prepare(
 							"WITH a AS (DELETE FROM allot.assignment WHERE host_id = $1)"
@@ -235,7 +239,47 @@ bool_column(HeapTuple tuple, TupleDesc desc, int column)
 	return !isnull && DatumGetBool(d);
 }
 
-/* Read (and, to assign, lock) the host; errors if it does not exist. */
+/* A host's compilers, {"gcc": "12.2.0", ...}, as two parallel lists. */
+static void
+compiler_lists(Jsonb *compilers, NameList *names, NameList *versions)
+{
+	int			n = JB_ROOT_COUNT(compilers);
+	const char **k = palloc(sizeof(char *) * (n + 1));
+	const char **v = palloc(sizeof(char *) * (n + 1));
+	JsonbIterator *it = JsonbIteratorInit(&compilers->root);
+	JsonbValue	key,
+				value;
+	JsonbIteratorToken tok;
+	int			i = 0;
+
+	while ((tok = JsonbIteratorNext(&it, &key, true)) != WJB_DONE)
+	{
+		if (tok != WJB_KEY || i >= n)
+			continue;
+		if (JsonbIteratorNext(&it, &value, true) != WJB_VALUE)
+			break;
+		k[i] = pnstrdup(key.val.string.val, key.val.string.len);
+		if (value.type == jbvString)
+			v[i] = pnstrdup(value.val.string.val, value.val.string.len);
+		else if (value.type == jbvNumeric)
+			v[i] = DatumGetCString(DirectFunctionCall1(numeric_out,
+													   NumericGetDatum(value.val.numeric)));
+		else
+			v[i] = "";			/* not a version: compares as 0 */
+		i++;
+	}
+	names->names = k;
+	names->count = i;
+	versions->names = v;
+	versions->count = i;
+}
+
+/*
+ * Read the host and its assignment; errors if it does not exist.  To assign,
+ * first take the host's lock, then read under a snapshot taken after it, so
+ * that an assignment made by a request we waited for is seen as this host's
+ * own, never as another host's.
+ */
 static void
 read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool lock)
 {
@@ -243,21 +287,10 @@ read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool lock)
 	HeapTuple	t;
 	TupleDesc	d;
 	bool		isnull;
-	Datum		os;
+	Datum		v;
 
-	/*
-	 * Lock first, then read under a snapshot taken after the lock is held:
-	 * had we waited inside one locking read, only the host row would be
-	 * re-read, and an assignment made by the session we waited for would be
-	 * counted as another host's.
-	 */
 	if (lock)
-	{
-		if (SPI_execute_plan(host_lock_plan, args, NULL, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not lock allot.host");
-		if (SPI_processed == 0)
-			allot_host_not_found(host_id);
-	}
+		allot_lock_host(host_id);
 	if (SPI_execute_plan(host_read_plan, args, NULL, !lock, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.host");
 	if (SPI_processed == 0)
@@ -267,19 +300,21 @@ read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool lock)
 	d = SPI_tuptable->tupdesc;
 	memset(host, 0, sizeof(*host));
 	host->id = host_id;
-	os = SPI_getbinval(t, d, 1, &isnull);
-	host->offer.os = isnull ? NULL : TextDatumGetCString(os);
+	v = SPI_getbinval(t, d, 1, &isnull);
+	host->offer.os = isnull ? NULL : TextDatumGetCString(v);
 	host->offer.cpu_flags = name_list(t, d, 2);
 	host->offer.tokens = name_list(t, d, 3);
 	host->offer.focus = name_list(t, d, 4);
-	host->offer.compiler_names = name_list(t, d, 5);
-	host->offer.compiler_versions = name_list(t, d, 6);
-	host->offer.threads = int4_column(t, d, 7, 1);
-	host->offer.physical_cores = int4_column(t, d, 8, 1);
-	host->offer.sockets = int4_column(t, d, 9, 1);
-	host->offer.syzygy_max = int4_column(t, d, 10, 0);
-	host->offer.noisy = bool_column(t, d, 11);
-	host->last_workload_id = int8_column(t, d, 12);
+	compiler_lists(DatumGetJsonbP(SPI_getbinval(t, d, 5, &isnull)),
+				   &host->offer.compiler_names, &host->offer.compiler_versions);
+	host->offer.threads = int4_column(t, d, 6, 1);
+	host->offer.physical_cores = int4_column(t, d, 7, 1);
+	host->offer.sockets = int4_column(t, d, 8, 1);
+	host->offer.syzygy_max = int4_column(t, d, 9, 0);
+	host->offer.noisy = bool_column(t, d, 10);
+	host->last_workload_id = int8_column(t, d, 11);
+	v = SPI_getbinval(t, d, 12, &isnull);
+	host->last_seen = isnull ? 0 : DatumGetTimestampTz(v);
 	if (bool_column(t, d, 16))
 	{
 		host->assigned_workload = int8_column(t, d, 13);
@@ -563,6 +598,20 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 			if (SPI_execute_plan(assign_plan, args, NULL, false, 0) != SPI_OK_INSERT)
 				elog(ERROR, "could not record the assignment of host %lld",
 					 (long long) host_id);
+
+			/*
+			 * The host row is written only when its last workload changes or
+			 * its last_seen is a minute old: a repeat then writes one row.
+			 */
+			if (host.last_workload_id != c->workload_id || host.last_seen == 0 ||
+				now - host.last_seen >= LAST_SEEN_RESOLUTION)
+			{
+				Datum		hargs[3] = {Int64GetDatum(host_id),
+					Int64GetDatum(c->workload_id), TimestampTzGetDatum(now)};
+
+				if (SPI_execute_plan(host_seen_plan, hargs, NULL, false, 0) != SPI_OK_UPDATE)
+					elog(ERROR, "could not update host %lld", (long long) host_id);
+			}
 
 			old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 			tuple = heap_form_tuple(funcctx->tuple_desc, values, nulls);
