@@ -11,7 +11,9 @@ OBJS = \
 	src/host_queue.o \
 	src/host_queue_glue.o \
 	src/dispatch.o \
-	src/report.o
+	src/report.o \
+	src/percentile.o \
+	src/transitioner.o
 
 DATA = $(wildcard allot--*.sql)
 
@@ -19,7 +21,7 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initi
 
 # pg_regress: behaviour with exact expected output
 REGRESS = upgrade setup assign_examples capability selection_rules concurrency_settings \
-	expiry dispatch seed003
+	expiry dispatch seed003 transitioner
 # isolation: concurrent sessions
 ISOLATION = assign_concurrent dispatch_concurrent
 

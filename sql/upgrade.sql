@@ -11,7 +11,7 @@ SELECT workload_id FROM allot.assign_workload(1, '2026-01-01 00:00:00+00');
 
 ALTER EXTENSION allot UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'allot';
--- The assignment made under 0.1.0 is still counted, and 0.2.0 dispatches.
+-- The assignment made under 0.1.0 is still counted, and the job side works.
 SELECT workload_id, threads, hosts FROM allot.workload_usage;
 SELECT workload_id, repeated FROM allot.assign_workload(1, '2026-01-01 00:01:00+00');
 INSERT INTO allot.app (id, name) VALUES (1, 'app');

@@ -25,6 +25,11 @@ int			allot_fairness = FAIRNESS_CURRENT;
 int			allot_daily_quota = 100;
 double		allot_default_seconds_per_app_unit = 3600;
 int			allot_max_jobs_per_request = 1000;
+int			allot_flops_sample_size = 100;
+double		allot_flops_percentile = 0.05;
+double		allot_flops_avg_weight = 0.1;
+double		allot_gpu_efficiency = 1.0;
+int			allot_transitioner_batch = 10000;
 
 static const struct config_enum_entry fairness_options[] = {
 	{"current", FAIRNESS_CURRENT, false},
@@ -80,6 +85,31 @@ _PG_init(void)
 							"The most jobs one request_work call sends.",
 							NULL,
 							&allot_max_jobs_per_request, 1000, 1, 100000,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.flops_sample_size",
+							"Raw FLOPS per app unit collected per app and kind before a percentile is taken.",
+							"Seed 004's N.",
+							&allot_flops_sample_size, 100, 1, 1000000,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.flops_percentile",
+							 "The percentile of raw FLOPS per app unit taken as the app's figure.",
+							 "Seed 004: the most efficient hosts set the estimate.",
+							 &allot_flops_percentile, 0.05, 0.0, 1.0,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.flops_avg_weight",
+							 "Weight of a new percentile in the exponential average est_flops_per_au.",
+							 NULL,
+							 &allot_flops_avg_weight, 0.1, 0.0, 1.0,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.gpu_efficiency",
+							 "Scale of a GPU-only app's figure when no app has both CPU and GPU figures.",
+							 "Seed 004 note 2; otherwise the average CPU/GPU ratio of apps with both is used.",
+							 &allot_gpu_efficiency, 1.0, 1e-9, 1e9,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.transitioner_batch",
+							"Rows each step of run_transitioner handles per call, at most.",
+							NULL,
+							&allot_transitioner_batch, 10000, 1, 10000000,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 #if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("allot");

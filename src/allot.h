@@ -20,6 +20,14 @@ extern int	allot_fairness;
 extern int	allot_daily_quota;	/* jobs per (host, app version) per day */
 extern double allot_default_seconds_per_app_unit;
 extern int	allot_max_jobs_per_request;
+extern int	allot_flops_sample_size;
+extern double allot_flops_percentile;
+extern double allot_flops_avg_weight;
+extern double allot_gpu_efficiency;
+extern int	allot_transitioner_batch;
+
+/* assignment.c: stop counting at most `limit` assignments seen before cutoff. */
+extern int64 allot_expire_assignments_upto(TimestampTz cutoff, int64 limit);
 
 typedef enum FairnessMode
 {

@@ -788,25 +788,21 @@ allot_release_assignment(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(had);
 }
 
-PG_FUNCTION_INFO_V1(allot_expire_assignments);
-
 /*
- * expire_assignments(now): stop counting assignments whose host was not seen
- * within allot.assignment_ttl.  Requests are exact without it (they subtract
- * such rows as they read); it keeps that subtraction small.  Rows another
- * session holds are skipped: that session is renewing or expiring them.
+ * Stop counting at most `limit` assignments whose host was not seen since
+ * cutoff, in workload id order like every other writer of usage rows.  Rows
+ * another session holds are skipped: that session is renewing or expiring
+ * them.  The caller is connected to SPI.
  */
-Datum
-allot_expire_assignments(PG_FUNCTION_ARGS)
+int64
+allot_expire_assignments_upto(TimestampTz cutoff, int64 limit)
 {
-	TimestampTz cutoff = allot_assignment_cutoff(allot_now_arg(fcinfo, 0));
 	Datum		args[2];
 	int64		expired = 0;
 
-	SPI_connect();
 	prepare_plans();
 	args[1] = TimestampTzGetDatum(cutoff);
-	for (;;)
+	while (expired < limit)
 	{
 		SPITupleTable *batch;
 		uint64		n;
@@ -817,7 +813,7 @@ allot_expire_assignments(PG_FUNCTION_ARGS)
 		if (n == 0)
 			break;
 		batch = SPI_tuptable;
-		for (uint64 i = 0; i < n; i++)
+		for (uint64 i = 0; i < n && expired < limit; i++)
 		{
 			bool		isnull;
 
@@ -829,6 +825,24 @@ allot_expire_assignments(PG_FUNCTION_ARGS)
 		SPI_freetuptable(batch);
 		CHECK_FOR_INTERRUPTS();
 	}
+	return expired;
+}
+
+PG_FUNCTION_INFO_V1(allot_expire_assignments);
+
+/*
+ * expire_assignments(now): stop counting every assignment whose host was not
+ * seen within allot.assignment_ttl.  Requests are exact without it (they
+ * subtract such rows as they read); it keeps that subtraction small.
+ */
+Datum
+allot_expire_assignments(PG_FUNCTION_ARGS)
+{
+	TimestampTz cutoff = allot_assignment_cutoff(allot_now_arg(fcinfo, 0));
+	int64		expired;
+
+	SPI_connect();
+	expired = allot_expire_assignments_upto(cutoff, PG_INT64_MAX);
 	SPI_finish();
 	PG_RETURN_INT64(expired);
 }

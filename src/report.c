@@ -267,6 +267,13 @@ allot_report_job(PG_FUNCTION_ARGS)
 			HeapTuple	p = SPI_tuptable->vals[0];
 			TupleDesc	pd = SPI_tuptable->tupdesc;
 
+			if (strcmp(TextDatumGetCString(SPI_getbinval(p, pd, 1, &isnull)), "timed_out") == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("job %lld timed out on host %lld: its report comes too late",
+								(long long) job_id, (long long) host_id),
+						 errdetail("The job went back to unsent at its deadline; nothing was recorded.")));
+
 			if (strcmp(TextDatumGetCString(SPI_getbinval(p, pd, 1, &isnull)), outcome) == 0 &&
 				same_number(p, pd, 2, true, app_units) &&
 				same_number(p, pd, 3, has_elapsed, elapsed) &&

@@ -1,0 +1,19 @@
+/*
+ * percentile.h: order statistics in O(N), for FLOPS per app unit (seed 004).
+ *
+ * Pure logic: no SPI, no allocation, no PostgreSQL headers.
+ */
+#ifndef ALLOT_PERCENTILE_H
+#define ALLOT_PERCENTILE_H
+
+#include <stdint.h>
+
+/*
+ * The p-th percentile of values[0 .. n), as PostgreSQL's percentile_disc(p)
+ * defines it: the first value, in ascending order, whose position reaches
+ * p * n (the value at 1-based position max(1, ceil(p * n))).  Reorders
+ * values in place; expected O(n).  n must be >= 1 and p in [0, 1].
+ */
+extern double allot_percentile_disc(double *values, int64_t n, double p);
+
+#endif							/* ALLOT_PERCENTILE_H */
