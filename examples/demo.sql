@@ -127,3 +127,134 @@ SELECT workload_id, candidate, reason, threads, effective_throughput,
 
 \echo '== Consistency: check_invariants() (no rows is good)'
 SELECT * FROM allot.check_invariants();
+
+-- ===========================================================================
+-- Part 2: a BOINC-style job farm (request_work, report_job, the transitioner).
+--
+-- 100 hosts, each with 2 CPUs of 1 GFLOPS and a GPU of 4 GFLOPS peak.  Three
+-- workloads of equal throughput: A has only a GPU version, B a CPU and a GPU
+-- version, C only a CPU version.  A job is 3.6e12 FLOPs: 3600 s on a CPU,
+-- and 1800 s on the GPU, which runs it at half its peak.  Every virtual 10
+-- minutes hosts report what finished, ask for work for their idle CPUs and
+-- GPU, and the transitioner runs (as pg_cron would, every minute, in real
+-- time).  Fair is equal FLOPS for the three: 2 GFLOPS per host each.
+-- ===========================================================================
+\echo '== Part 2: a job farm of 100 CPU+GPU hosts, three workloads of equal throughput'
+SET allot.flops_sample_size = 50;
+INSERT INTO allot.app (id, name) VALUES (101, 'A'), (102, 'B'), (103, 'C');
+INSERT INTO allot.app_version (id, app_id, resource, ncpus, ncoprocs) VALUES
+    (1011, 101, 'nvidia', 0, 1),
+    (1021, 102, 'cpu', 1, 0), (1022, 102, 'nvidia', 0, 1),
+    (1031, 103, 'cpu', 1, 0);
+INSERT INTO allot.workload (id, name, engine, app_id, throughput, delay_bound) VALUES
+    (101, 'A: GPU only', 'A', 101, 1000, '2 days'),
+    (102, 'B: CPU and GPU', 'B', 102, 1000, '2 days'),
+    (103, 'C: CPU only', 'C', 103, 1000, '2 days');
+INSERT INTO allot.job (workload_id) SELECT w FROM generate_series(1, 6000), (VALUES (101), (102), (103)) v(w);
+INSERT INTO allot.host (name, os, threads, cpu_flops)
+SELECT 'volunteer-' || g, 'Linux', 2, 1e9 FROM generate_series(1, 100) g;
+INSERT INTO allot.host_coproc (host_id, resource, count, peak_flops)
+SELECT id, 'nvidia', 1, 4e9 FROM allot.host WHERE name LIKE 'volunteer-%';
+
+CREATE TEMP TABLE demo_jobs_sample (step int, workload_id bigint, resource text, gflops float8);
+CREATE PROCEDURE pg_temp.simulate_jobs(steps int)
+LANGUAGE plpgsql AS $$
+DECLARE
+    t0 constant timestamptz := '2026-01-02 00:00:00+00';
+    now_ timestamptz;
+    j record;
+    h record;
+    sent bigint := 0;
+    reported bigint := 0;
+BEGIN
+    PERFORM setseed(0.7);
+    FOR step IN 0 .. steps - 1 LOOP
+        now_ := t0 + make_interval(mins => 10 * step);
+        -- Hosts report what finished; some hosts are up to 50% slower.
+        FOR j IN SELECT jb.id, jb.host_id, v.resource, jb.sent_at
+                   FROM allot.job jb JOIN allot.app_version v ON v.id = jb.app_version_id
+                  WHERE jb.state = 'in_progress'
+                    AND jb.sent_at + CASE v.resource WHEN 'cpu' THEN interval '1 hour'
+                                                     ELSE interval '30 minutes' END
+                        * (1 + (jb.host_id % 5) / 10.0) <= now_
+                  ORDER BY jb.id LOOP
+            PERFORM allot.report_job(j.host_id, j.id, 'success', 1,
+                                     extract(epoch FROM now_ - j.sent_at)::float8, NULL, now_);
+            reported := reported + 1;
+        END LOOP;
+        FOR h IN SELECT ho.id,
+                        2 - count(*) FILTER (WHERE v.resource = 'cpu') AS idle_cpu,
+                        1 - count(*) FILTER (WHERE v.resource = 'nvidia') AS idle_gpu
+                   FROM allot.host ho
+                   LEFT JOIN allot.job jb ON jb.host_id = ho.id AND jb.state = 'in_progress'
+                   LEFT JOIN allot.app_version v ON v.id = jb.app_version_id
+                  WHERE ho.name LIKE 'volunteer-%'
+                  GROUP BY ho.id ORDER BY ho.id LOOP
+            IF h.idle_cpu > 0 OR h.idle_gpu > 0 THEN
+                sent := sent + jsonb_array_length(allot.request_work(h.id,
+                    jsonb_build_object('resources', jsonb_build_object(
+                        'cpu', jsonb_build_object('req_instances', h.idle_cpu),
+                        'nvidia', jsonb_build_object('req_instances', h.idle_gpu))),
+                    now_, step * 1000 + h.id) -> 'jobs');
+            END IF;
+        END LOOP;
+        PERFORM allot.run_transitioner(now_);
+        IF step >= 36 THEN
+            INSERT INTO demo_jobs_sample
+            SELECT step, jb.workload_id, v.resource, sum(jb.peak_flops_per_sec) / 1e9
+              FROM allot.job jb JOIN allot.app_version v ON v.id = jb.app_version_id
+             WHERE jb.state = 'in_progress' GROUP BY 1, 2, 3;
+        END IF;
+        IF step % 24 = 23 THEN
+            RAISE NOTICE 'hour %/%: % jobs sent, % reported', (step + 1) / 6, steps / 6, sent, reported;
+        END IF;
+        COMMIT;
+    END LOOP;
+END $$;
+
+\echo '== Simulating a virtual day in 10-minute steps'
+CALL pg_temp.simulate_jobs(144);
+
+\echo '== Share of the farm''s FLOPS in use, hours 6 to 24 (fair: a third each)'
+WITH per AS (
+    SELECT workload_id, resource, avg(gflops) AS gflops
+      FROM (SELECT s.step, w.id AS workload_id, r.resource, coalesce(x.gflops, 0) AS gflops
+              FROM (SELECT DISTINCT step FROM demo_jobs_sample) s
+             CROSS JOIN (SELECT id FROM allot.workload WHERE app_id IS NOT NULL) w
+             CROSS JOIN (VALUES ('cpu'), ('nvidia')) r(resource)
+              LEFT JOIN demo_jobs_sample x
+                ON x.step = s.step AND x.workload_id = w.id AND x.resource = r.resource) y
+     GROUP BY workload_id, resource),
+tot AS (
+    SELECT workload_id, sum(gflops) AS gflops,
+           sum(gflops) FILTER (WHERE resource = 'cpu') AS cpu,
+           sum(gflops) FILTER (WHERE resource = 'nvidia') AS gpu
+      FROM per GROUP BY workload_id)
+SELECT w.name,
+       round((100 * t.gflops / sum(t.gflops) OVER ())::numeric, 1) AS "FLOPS share %",
+       33.3 AS "fair %",
+       round((100 * t.cpu / nullif(sum(t.cpu) OVER (), 0))::numeric, 1) AS "CPU share %",
+       round((100 * t.gpu / nullif(sum(t.gpu) OVER (), 0))::numeric, 1) AS "GPU share %",
+       rpad(repeat('#', round(60 * t.gflops / sum(t.gflops) OVER ())::int), 21) || '|'
+           AS "share, 1 # per 1/60"
+  FROM tot t JOIN allot.workload w ON w.id = t.workload_id ORDER BY w.id;
+
+\echo '== What the transitioner learned: FLOPs per app unit (a job is 3.6e12 FLOPs)'
+SELECT a.name, a.n_reports AS reports, a.cpu_flops_per_au, a.gpu_flops_per_au,
+       round(a.est_flops_per_au::numeric / 1e12, 2) AS "est TFLOPs per unit"
+  FROM allot.app a WHERE a.id IN (101, 102, 103) ORDER BY a.id;
+
+\echo '== Credit: validate every finished job; each job of an app earns the same'
+SELECT count(allot.validate_job(id, true)) AS validated FROM allot.job WHERE state = 'done';
+SELECT allot.run_transitioner('2026-01-03 00:00:00+00') ->> 'credited' AS credited;
+SELECT a.name, count(*) AS jobs, round(min(j.credit)::numeric, 3) AS min_credit,
+       round(max(j.credit)::numeric, 3) AS max_credit
+  FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id JOIN allot.app a ON a.id = w.app_id
+ WHERE j.credit IS NOT NULL GROUP BY a.id, a.name ORDER BY a.id;
+
+\echo '== The transitioner, scheduled with pg_cron as an operator would (once a minute)'
+SELECT cron.schedule('allot', '* * * * *', 'SELECT allot.run_transitioner()') > 0 AS scheduled;
+SELECT jobname, schedule, command FROM cron.job;
+
+\echo '== Consistency: check_invariants() (no rows is good)'
+SELECT * FROM allot.check_invariants();
