@@ -9,9 +9,12 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 
 #include "allot.h"
+#include "selection.h"
 #include "workload_cache.h"
 
 PG_MODULE_MAGIC;
@@ -37,6 +40,66 @@ static const struct config_enum_entry fairness_options[] = {
 };
 
 void		_PG_init(void);
+
+SPIPlanPtr
+allot_prepare(const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	SPI_keepplan(plan);
+	return plan;
+}
+
+/* A text[] as C strings in the current memory context (NULL elements: ""). */
+void
+allot_text_list(Datum array, NameList *out)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	const char **names;
+
+	deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, &n);
+	names = palloc(sizeof(char *) * (n > 0 ? n : 1));
+	for (int i = 0; i < n; i++)
+		names[i] = nulls[i] ? "" : TextDatumGetCString(elems[i]);
+	out->names = names;
+	out->count = n;
+}
+
+/*
+ * Set up a set-returning function to return its rows in a tuplestore (the
+ * materialize mode every caller of ours accepts); *desc is the row type.
+ */
+Tuplestorestate *
+allot_materialize(FunctionCallInfo fcinfo, TupleDesc *desc)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext old;
+	Tuplestorestate *store;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
+		!(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("set-valued function called in context that cannot accept a set")));
+	if (get_call_result_type(fcinfo, NULL, desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	*desc = CreateTupleDescCopy(*desc);
+	store = tuplestore_begin_heap(true, false, work_mem);
+	MemoryContextSwitchTo(old);
+
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = store;
+	rsinfo->setDesc = *desc;
+	return store;
+}
 
 void
 _PG_init(void)

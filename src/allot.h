@@ -6,6 +6,8 @@
 
 #include "postgres.h"
 
+#include "executor/spi.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "utils/timestamp.h"
@@ -33,6 +35,17 @@ typedef enum FairnessMode
 {
 	FAIRNESS_CURRENT
 } FairnessMode;
+
+/*
+ * The SPI conventions every glue file shares (allot.c): plans are prepared
+ * once per backend, kept, and always generic, so that no call pays for
+ * planning; text[] columns become NameLists; set-returning functions
+ * materialize their rows.
+ */
+struct NameList;
+extern SPIPlanPtr allot_prepare(const char *sql, int nargs, Oid *argtypes);
+extern void allot_text_list(Datum array, struct NameList *out);
+extern Tuplestorestate *allot_materialize(FunctionCallInfo fcinfo, TupleDesc *desc);
 
 /* Entry points reject NULL arguments they cannot do without. */
 static inline void

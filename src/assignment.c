@@ -75,18 +75,6 @@ static SPIPlanPtr expire_one_plan = NULL;
 static SPIPlanPtr usage_add_plan = NULL;
 static SPIPlanPtr usage_drop_plan = NULL;
 
-static SPIPlanPtr
-prepare(const char *sql, int nargs, Oid *argtypes)
-{
-	SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
-
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
-			 SPI_result_code_string(SPI_result));
-	SPI_keepplan(plan);
-	return plan;
-}
-
 #define HOST_QUERY \
 	"SELECT h.os, h.cpu_flags, h.tokens, h.focus, h.compilers," \
 	"       h.threads, coalesce(h.physical_cores, h.threads), h.sockets, h.syzygy_max," \
@@ -113,9 +101,9 @@ prepare_plans(void)
 	if (host_read_plan != NULL)
 		return;
 
-	host_read_plan = prepare(HOST_QUERY, 2, host_args);
+	host_read_plan = allot_prepare(HOST_QUERY, 2, host_args);
 
-	usage_plan = prepare(
+	usage_plan = allot_prepare(
 						 "SELECT u.workload_id,"
 						 "       u.threads - coalesce(x.threads, 0),"
 						 "       u.focus_threads - coalesce(x.focus_threads, 0)"
@@ -129,7 +117,7 @@ prepare_plans(void)
 						 " WHERE u.workload_id = ANY ($1)",
 						 2, usage_args);
 
-	assign_plan = prepare(
+	assign_plan = allot_prepare(
 						  "INSERT INTO allot.assignment AS a"
 						  "       (host_id, workload_id, threads, focus, assigned_at, seen_at, counted)"
 						  "VALUES ($1, $2, $3, $4, $5, $5, true)"
@@ -139,16 +127,16 @@ prepare_plans(void)
 						  "       assigned_at = CASE WHEN a.workload_id = excluded.workload_id"
 						  "                          THEN a.assigned_at ELSE excluded.assigned_at END",
 						  5, assign_args);
-	host_seen_plan = prepare(
+	host_seen_plan = allot_prepare(
 							 "UPDATE allot.host SET last_workload_id = $2, last_seen = $3 WHERE id = $1",
 							 3, host_seen_args);
 
-	unassign_plan = prepare(
+	unassign_plan = allot_prepare(
 							"WITH a AS (DELETE FROM allot.assignment WHERE host_id = $1)"
 							"UPDATE allot.host SET last_seen = $2 WHERE id = $1",
 							2, id_time);
 
-	heartbeat_plan = prepare(
+	heartbeat_plan = allot_prepare(
 							 "WITH a AS (UPDATE allot.assignment"
 							 "              SET seen_at = greatest(seen_at, $2), counted = true"
 							 "            WHERE host_id = $1 RETURNING 1)"
@@ -156,24 +144,24 @@ prepare_plans(void)
 							 " RETURNING (SELECT count(*) FROM a)",
 							 2, id_time);
 
-	release_plan = prepare(
+	release_plan = allot_prepare(
 						   "WITH a AS (DELETE FROM allot.assignment WHERE host_id = $1 RETURNING 1)"
 						   "SELECT (SELECT count(*) FROM a), EXISTS (SELECT FROM allot.host WHERE id = $1)",
 						   1, id_only);
 
 	/* Sweep in workload id order, like every other writer of usage rows. */
-	expired_plan = prepare(
+	expired_plan = allot_prepare(
 						   "SELECT host_id FROM allot.assignment"
 						   " WHERE counted AND seen_at < $1"
 						   " ORDER BY workload_id, host_id LIMIT 1000"
 						   "   FOR UPDATE SKIP LOCKED",
 						   1, time_only);
-	expire_one_plan = prepare(
+	expire_one_plan = allot_prepare(
 							  "UPDATE allot.assignment SET counted = false"
 							  " WHERE host_id = $1 AND counted AND seen_at < $2",
 							  2, id_time);
 
-	usage_add_plan = prepare(
+	usage_add_plan = allot_prepare(
 							 "INSERT INTO allot.workload_usage AS u"
 							 "       (workload_id, threads, focus_threads, hosts)"
 							 "VALUES ($1, $2, $3, $4)"
@@ -183,32 +171,21 @@ prepare_plans(void)
 							 "       hosts = u.hosts + excluded.hosts"
 							 " RETURNING hosts",
 							 4, add_args);
-	usage_drop_plan = prepare(
+	usage_drop_plan = allot_prepare(
 							  "DELETE FROM allot.workload_usage WHERE workload_id = $1 AND hosts = 0",
 							  1, id_only);
 }
 
-/* A text[] datum as a NameList in the current memory context. */
+/* A text[] column as a NameList in the current memory context. */
 static NameList
 name_list(HeapTuple tuple, TupleDesc desc, int column)
 {
 	NameList	list = {NULL, 0};
 	bool		isnull;
 	Datum		d = SPI_getbinval(tuple, desc, column, &isnull);
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	const char **names;
 
-	if (isnull)
-		return list;
-	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &nulls, &n);
-	names = palloc(sizeof(char *) * (n > 0 ? n : 1));
-	for (int i = 0; i < n; i++)
-		names[i] = nulls[i] ? "" : TextDatumGetCString(elems[i]);
-	list.names = names;
-	list.count = n;
+	if (!isnull)
+		allot_text_list(d, &list);
 	return list;
 }
 

@@ -56,18 +56,6 @@ static TimestampTz fleet_median_at = 0;
 
 #define DEFAULT_CPU_FLOPS 1e9	/* when no host states its FLOPS */
 
-static SPIPlanPtr
-prepare(const char *sql, int nargs, Oid *argtypes)
-{
-	SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
-
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
-			 SPI_result_code_string(SPI_result));
-	SPI_keepplan(plan);
-	return plan;
-}
-
 #define DISPATCH_HOST_QUERY \
 	"SELECT h.os, h.cpu_flags, h.focus, h.threads, h.cpu_flops," \
 	"       ARRAY(SELECT c.resource FROM allot.host_coproc c" \
@@ -100,33 +88,33 @@ prepare_plans(void)
 	if (commit_plan != NULL)
 		return;
 
-	host_lock_plan = prepare(DISPATCH_HOST_QUERY " FOR NO KEY UPDATE OF h", 1, id_only);
-	host_read_plan = prepare(DISPATCH_HOST_QUERY, 1, id_only);
-	median_plan = prepare(
+	host_lock_plan = allot_prepare(DISPATCH_HOST_QUERY " FOR NO KEY UPDATE OF h", 1, id_only);
+	host_read_plan = allot_prepare(DISPATCH_HOST_QUERY, 1, id_only);
+	median_plan = allot_prepare(
 						  "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY cpu_flops)"
 						  "  FROM allot.host WHERE cpu_flops IS NOT NULL", 0, NULL);
-	host_versions_plan = prepare(
+	host_versions_plan = allot_prepare(
 								 "SELECT app_version_id, coalesce(seconds_per_app_unit, 0),"
 								 "       coalesce(raw_flops_per_sec, 0), quota,"
 								 "       CASE WHEN quota_day = ($2 AT TIME ZONE 'UTC')::date"
 								 "            THEN jobs_today ELSE 0 END"
 								 "  FROM allot.host_app_version WHERE host_id = $1",
 								 2, id_time);
-	host_version_plan = prepare(
+	host_version_plan = allot_prepare(
 								"SELECT coalesce(seconds_per_app_unit, 0), coalesce(raw_flops_per_sec, 0)"
 								"  FROM allot.host_app_version"
 								" WHERE host_id = $1 AND app_version_id = $2",
 								2, id_id);
-	usage_plan = prepare(
+	usage_plan = allot_prepare(
 						 "SELECT workload_id, unsent, mflops FROM allot.job_usage"
 						 " WHERE workload_id = ANY ($1) AND unsent > 0",
 						 1, ids);
-	app_stats_plan = prepare(
+	app_stats_plan = allot_prepare(
 							 "SELECT id, n_reports, actual_au_mean, actual_au_m2, predicted_au_mean,"
 							 "       predicted_au_m2, au_ratio_mean, au_ratio_m2"
 							 "  FROM allot.app WHERE id = ANY ($1)",
 							 1, ids);
-	take_plan = prepare(
+	take_plan = allot_prepare(
 						"SELECT id, predicted_app_units FROM allot.job"
 						" WHERE workload_id = $1 AND state = 'unsent' AND id <> ALL ($2)"
 						" ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
@@ -138,7 +126,7 @@ prepare_plans(void)
 	 * jobs sent; $17, $18: apps of the jobs; $19..$21: what the client said
 	 * of its app versions; $22: the daily quota of a new (host, version).
 	 */
-	commit_plan = prepare(
+	commit_plan = allot_prepare(
 						  "WITH picked AS ("
 						  "  SELECT * FROM unnest($3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
 						  "         WITH ORDINALITY AS p(job_id, workload_id, version_id, resource,"
@@ -204,19 +192,9 @@ prepare_plans(void)
 static NameList
 text_array_names(Datum d)
 {
-	NameList	list = {NULL, 0};
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	const char **names;
+	NameList	list;
 
-	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &nulls, &n);
-	names = palloc(sizeof(char *) * (n > 0 ? n : 1));
-	for (int i = 0; i < n; i++)
-		names[i] = nulls[i] ? "" : TextDatumGetCString(elems[i]);
-	list.names = names;
-	list.count = n;
+	allot_text_list(d, &list);
 	return list;
 }
 

@@ -122,18 +122,7 @@ allot_host_queue_sql(PG_FUNCTION_ARGS)
 	max_buf = buffer_arg(fcinfo, 2, "max_buf_secs");
 	now = allot_now_arg(fcinfo, 3);
 
-	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
-		!(rsinfo->allowedModes & SFRM_Materialize))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("host_queue must be called in a context that accepts a set")));
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-
-	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
-	desc = CreateTupleDescCopy(desc);
-	store = tuplestore_begin_heap(true, false, work_mem);
-	MemoryContextSwitchTo(old);
+	store = allot_materialize(fcinfo, &desc);
 
 	SPI_connect();
 	cache = allot_workload_cache();
@@ -164,9 +153,5 @@ allot_host_queue_sql(PG_FUNCTION_ARGS)
 	}
 	MemoryContextSwitchTo(old);
 	SPI_finish();
-
-	rsinfo->returnMode = SFRM_Materialize;
-	rsinfo->setResult = store;
-	rsinfo->setDesc = desc;
 	return (Datum) 0;
 }

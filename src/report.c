@@ -38,18 +38,6 @@ static SPIPlanPtr previous_plan = NULL;
 static SPIPlanPtr accept_plan = NULL;
 static SPIPlanPtr estimate_job_plan = NULL;
 
-static SPIPlanPtr
-prepare(const char *sql, int nargs, Oid *argtypes)
-{
-	SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
-
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
-			 SPI_result_code_string(SPI_result));
-	SPI_keepplan(plan);
-	return plan;
-}
-
 static void
 prepare_plans(void)
 {
@@ -63,13 +51,13 @@ prepare_plans(void)
 	if (accept_plan != NULL)
 		return;
 
-	job_plan = prepare(
+	job_plan = allot_prepare(
 					   "SELECT j.state, j.host_id, j.sent_at, j.app_version_id,"
 					   "       j.peak_flops_per_sec, j.predicted_app_units,"
 					   "       EXISTS (SELECT FROM allot.host WHERE id = $2)"
 					   "  FROM allot.job j WHERE j.id = $1 FOR UPDATE",
 					   2, job_args);
-	previous_plan = prepare(
+	previous_plan = allot_prepare(
 							"SELECT outcome, app_units, elapsed_secs, raw_flops_per_sec, reply"
 							"  FROM allot.job_report WHERE job_id = $1 AND host_id = $2"
 							" ORDER BY sent_at DESC LIMIT 1",
@@ -85,7 +73,7 @@ prepare_plans(void)
 	 * millions of reports): with d = x - mean and n reports so far,
 	 * mean += d / (n + 1) and m2 += d^2 * n / (n + 1).
 	 */
-	accept_plan = prepare(
+	accept_plan = allot_prepare(
 						  "WITH j AS ("
 						  "  UPDATE allot.job"
 						  "     SET state = $9, returned_at = $7, outcome = $3,"
@@ -371,17 +359,7 @@ allot_estimate_job(PG_FUNCTION_ARGS)
 	allot_require_arg(fcinfo, 1, "job_id");
 	host_id = PG_GETARG_INT64(0);
 	job_id = PG_GETARG_INT64(1);
-	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
-		!(rsinfo->allowedModes & SFRM_Materialize))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("estimate_job must be called in a context that accepts a set")));
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
-	desc = CreateTupleDescCopy(desc);
-	store = tuplestore_begin_heap(true, false, work_mem);
-	MemoryContextSwitchTo(old);
+	store = allot_materialize(fcinfo, &desc);
 
 	SPI_connect();
 	prepare_plans();
@@ -389,7 +367,7 @@ allot_estimate_job(PG_FUNCTION_ARGS)
 	{
 		Oid			types[1] = {INT8OID};
 
-		estimate_job_plan = prepare(
+		estimate_job_plan = allot_prepare(
 									"SELECT w.app_id, j.predicted_app_units"
 									"  FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id"
 									" WHERE j.id = $1", 1, types);
@@ -452,8 +430,5 @@ allot_estimate_job(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();
-	rsinfo->returnMode = SFRM_Materialize;
-	rsinfo->setResult = store;
-	rsinfo->setDesc = desc;
 	return (Datum) 0;
 }

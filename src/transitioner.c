@@ -46,18 +46,6 @@ static SPIPlanPtr sampled_plan = NULL;
 static SPIPlanPtr credit_plan = NULL;
 static SPIPlanPtr validate_plan = NULL;
 
-static SPIPlanPtr
-prepare(const char *sql, int nargs, Oid *argtypes)
-{
-	SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
-
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
-			 SPI_result_code_string(SPI_result));
-	SPI_keepplan(plan);
-	return plan;
-}
-
 static void
 prepare_plans(void)
 {
@@ -75,7 +63,7 @@ prepare_plans(void)
 	 * Late jobs back to unsent.  Quotas are charged in (host, version)
 	 * order, the order dispatch takes them in, so the two cannot deadlock.
 	 */
-	timeout_plan = prepare(
+	timeout_plan = allot_prepare(
 						   "WITH late AS ("
 						   "  SELECT id, host_id, app_version_id, sent_at FROM allot.job"
 						   "   WHERE state = 'in_progress' AND deadline < $1"
@@ -106,7 +94,7 @@ prepare_plans(void)
 						   "SELECT count(*) FROM back",
 						   3, time_limit);
 
-	samples_plan = prepare(
+	samples_plan = allot_prepare(
 						   "SELECT j.id, v.app_id, v.resource <> 'cpu', j.reference,"
 						   "       j.elapsed_secs * j.raw_flops_per_sec / j.app_units"
 						   "  FROM allot.job j JOIN allot.app_version v ON v.id = j.app_version_id"
@@ -114,7 +102,7 @@ prepare_plans(void)
 						   " ORDER BY j.id LIMIT $1 FOR UPDATE OF j SKIP LOCKED",
 						   1, limit);
 	/* Locked in id order; the locking read returns each app's latest row. */
-	apps_plan = prepare(
+	apps_plan = allot_prepare(
 						"SELECT a.id, a.reference_jobs, a.cpu_samples, a.gpu_samples,"
 						"       a.cpu_flops_per_au, a.gpu_flops_per_au, a.est_flops_per_au,"
 						"       EXISTS (SELECT FROM allot.app_version v"
@@ -122,20 +110,20 @@ prepare_plans(void)
 						"  FROM allot.app a WHERE a.id = ANY ($1) ORDER BY a.id FOR UPDATE",
 						1, ids);
 	/* Seed 004 note 2: how efficient GPUs are, seen on apps with both. */
-	efficiency_plan = prepare(
+	efficiency_plan = allot_prepare(
 							  "SELECT avg(cpu_flops_per_au / gpu_flops_per_au) FROM allot.app"
 							  " WHERE cpu_flops_per_au > 0 AND gpu_flops_per_au > 0",
 							  0, NULL);
-	app_update_plan = prepare(
+	app_update_plan = allot_prepare(
 							  "UPDATE allot.app SET cpu_samples = $2, gpu_samples = $3,"
 							  "       cpu_flops_per_au = $4, gpu_flops_per_au = $5,"
 							  "       est_flops_per_au = CASE WHEN $7 THEN $6 ELSE est_flops_per_au END"
 							  " WHERE id = $1",
 							  7, app_args);
-	sampled_plan = prepare(
+	sampled_plan = allot_prepare(
 						   "UPDATE allot.job SET sampled = true WHERE id = ANY ($1)",
 						   1, ids);
-	credit_plan = prepare(
+	credit_plan = allot_prepare(
 						  "WITH todo AS ("
 						  "  SELECT j.id FROM allot.job j"
 						  "    JOIN allot.workload w ON w.id = j.workload_id"
@@ -149,7 +137,7 @@ prepare_plans(void)
 						  " WHERE j.id = todo.id AND w.id = j.workload_id AND a.id = w.app_id"
 						  "   AND a.est_flops_per_au IS NOT NULL",
 						  1, limit);
-	validate_plan = prepare(
+	validate_plan = allot_prepare(
 							"UPDATE allot.job SET validated = $2, credit = CASE WHEN $2 THEN credit END"
 							" WHERE id = $1 AND state = 'done' RETURNING 1",
 							2, validate_args);

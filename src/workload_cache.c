@@ -22,6 +22,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "allot.h"
 #include "workload_cache.h"
 
 static MemoryContext cache_context = NULL;
@@ -69,38 +70,15 @@ allot_workload_cache_invalidate(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-static SPIPlanPtr
-prepare_kept(const char *sql)
-{
-	SPIPlanPtr	plan = SPI_prepare(sql, 0, NULL);
-
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
-			 SPI_result_code_string(SPI_result));
-	SPI_keepplan(plan);
-	return plan;
-}
-
-/* A text[] column as a NameList of C strings in the cache context. */
+/* A text[] column as a NameList in the current (cache) memory context. */
 static NameList
 name_list(HeapTuple tuple, TupleDesc desc, int column, bool *isnull)
 {
 	NameList	list = {NULL, 0};
 	Datum		d = SPI_getbinval(tuple, desc, column, isnull);
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	const char **names;
 
-	if (*isnull)
-		return list;
-	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &nulls, &n);
-	names = palloc(sizeof(char *) * (n > 0 ? n : 1));
-	for (int i = 0; i < n; i++)
-		names[i] = nulls[i] ? "" : TextDatumGetCString(elems[i]);
-	list.names = names;
-	list.count = n;
+	if (!*isnull)
+		allot_text_list(d, &list);
 	return list;
 }
 
@@ -251,28 +229,28 @@ cache_build(void)
 
 	if (workloads_plan == NULL)
 	{
-		engines_plan = prepare_kept(
+		engines_plan = allot_prepare(
 									"SELECT name, systems, cpu_flags, compiler, compiler_min, private"
-									"  FROM allot.engine");
-		workloads_plan = prepare_kept(
+									"  FROM allot.engine", 0, NULL);
+		workloads_plan = allot_prepare(
 									  "SELECT id, priority, throughput, engine, base_engine, dev_threads,"
 									  "       base_threads, syzygy, time_based, mode, workload_size,"
 									  "       app_id,"
 									  "       coalesce(extract(epoch FROM delay_bound)::float8, 0)"
 									  "  FROM allot.workload"
 									  " WHERE state = 'active'"
-									  " ORDER BY priority DESC, id");
+									  " ORDER BY priority DESC, id", 0, NULL);
 	}
 	if (apps_plan == NULL && OidIsValid(app_relid))
 	{
-		resources_plan = prepare_kept(
+		resources_plan = allot_prepare(
 									  "SELECT name FROM allot.resource"
-									  " ORDER BY name = 'cpu', name");
-		apps_plan = prepare_kept(
-								 "SELECT id, coalesce(est_flops_per_au, 0) FROM allot.app ORDER BY id");
-		versions_plan = prepare_kept(
+									  " ORDER BY name = 'cpu', name", 0, NULL);
+		apps_plan = allot_prepare(
+								 "SELECT id, coalesce(est_flops_per_au, 0) FROM allot.app ORDER BY id", 0, NULL);
+		versions_plan = allot_prepare(
 									 "SELECT id, app_id, platform, resource, ncpus, ncoprocs, cpu_flags"
-									 "  FROM allot.app_version ORDER BY app_id, id");
+									 "  FROM allot.app_version ORDER BY app_id, id", 0, NULL);
 	}
 
 	if (cache_context == NULL)
