@@ -65,6 +65,8 @@ typedef struct RequestSelection
 
 static SPIPlanPtr host_read_plan = NULL;
 static SPIPlanPtr usage_plan = NULL;
+static SPIPlanPtr oldest_plan = NULL;
+static SPIPlanPtr expired_plan_usage = NULL;
 static SPIPlanPtr assign_plan = NULL;
 static SPIPlanPtr host_seen_plan = NULL;
 static SPIPlanPtr unassign_plan = NULL;
@@ -104,18 +106,31 @@ prepare_plans(void)
 	host_read_plan = allot_prepare(HOST_QUERY, 2, host_args);
 
 	usage_plan = allot_prepare(
-						 "SELECT u.workload_id,"
-						 "       u.threads - coalesce(x.threads, 0),"
-						 "       u.focus_threads - coalesce(x.focus_threads, 0)"
-						 "  FROM allot.workload_usage u"
-						 "  LEFT JOIN (SELECT a.workload_id,"
-						 "                    sum(a.threads) FILTER (WHERE NOT a.focus) AS threads,"
-						 "                    sum(a.threads) FILTER (WHERE a.focus) AS focus_threads"
-						 "               FROM allot.assignment a"
-						 "              WHERE a.counted AND a.seen_at < $2"
-						 "              GROUP BY a.workload_id) x ON x.workload_id = u.workload_id"
-						 " WHERE u.workload_id = ANY ($1)",
-						 2, usage_args);
+							   "SELECT workload_id, threads, focus_threads"
+							   "  FROM allot.workload_usage WHERE workload_id = ANY ($1)",
+							   1, usage_args);
+	/* The oldest counted assignment: the first entry of the expiry index. */
+	oldest_plan = allot_prepare(
+								"SELECT min(seen_at) FROM allot.assignment WHERE counted",
+								0, NULL);
+
+	/*
+	 * Counted assignments of the candidates that are past the TTL but not
+	 * yet swept.  Planned for each call: how many rows match depends on the
+	 * cutoff, and a generic plan would have to guess (and once guessed a
+	 * full scan of every assignment).
+	 */
+	expired_plan_usage = SPI_prepare_cursor(
+											"SELECT workload_id,"
+											"       coalesce(sum(threads) FILTER (WHERE NOT focus), 0),"
+											"       coalesce(sum(threads) FILTER (WHERE focus), 0)"
+											"  FROM allot.assignment"
+											" WHERE counted AND seen_at < $2 AND workload_id = ANY ($1)"
+											" GROUP BY workload_id",
+											2, usage_args, CURSOR_OPT_CUSTOM_PLAN);
+	if (expired_plan_usage == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	SPI_keepplan(expired_plan_usage);
 
 	assign_plan = allot_prepare(
 						  "INSERT INTO allot.assignment AS a"
@@ -348,6 +363,27 @@ excluded(const int64 *ids, int n, int64 id)
 	return n > 0 && bsearch(&id, ids, n, sizeof(int64), compare_int64) != NULL;
 }
 
+/* Add rows of (workload, threads, focus threads), times sign, to the candidates. */
+static void
+add_usage(RequestSelection *rs, SPITupleTable *rows, uint64 nrows, int sign)
+{
+	for (uint64 r = 0; r < nrows; r++)
+	{
+		HeapTuple	t = rows->vals[r];
+		TupleDesc	d = rows->tupdesc;
+		int64		id = int8_column(t, d, 1);
+
+		/* Candidates are few; a linear match keeps this simple. */
+		for (int i = 0; i < rs->n; i++)
+			if (rs->cand[i].workload_id == id)
+			{
+				rs->cand[i].threads += sign * (double) int8_column(t, d, 2);
+				rs->cand[i].focus_threads += sign * (double) int8_column(t, d, 3);
+				break;
+			}
+	}
+}
+
 /*
  * Fill counted threads of the candidates from workload_usage (step 2).  A
  * request that will write reads with a fresh snapshot, so that what
@@ -377,21 +413,25 @@ read_usage(RequestSelection *rs, const RequestHost *host, TimestampTz cutoff,
 	args[1] = TimestampTzGetDatum(cutoff);
 	if (SPI_execute_plan(usage_plan, args, NULL, read_only, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.workload_usage");
+	add_usage(rs, SPI_tuptable, SPI_processed, 1);
 
-	for (uint64 r = 0; r < SPI_processed; r++)
+	/*
+	 * Subtract what expired but was not swept yet: usually nothing, which
+	 * the expiry index tells in one or two buffers.
+	 */
+	if (SPI_execute_plan(oldest_plan, NULL, NULL, read_only, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.assignment");
+	if (SPI_processed == 1)
 	{
-		HeapTuple	t = SPI_tuptable->vals[r];
-		TupleDesc	d = SPI_tuptable->tupdesc;
-		int64		id = int8_column(t, d, 1);
+		bool		isnull;
+		Datum		oldest = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 
-		/* Candidates are few; a linear match keeps this simple. */
-		for (int i = 0; i < rs->n; i++)
-			if (rs->cand[i].workload_id == id)
-			{
-				rs->cand[i].threads = (double) int8_column(t, d, 2);
-				rs->cand[i].focus_threads = (double) int8_column(t, d, 3);
-				break;
-			}
+		if (!isnull && DatumGetTimestampTz(oldest) < cutoff)
+		{
+			if (SPI_execute_plan(expired_plan_usage, args, NULL, read_only, 0) != SPI_OK_SELECT)
+				elog(ERROR, "could not read allot.assignment");
+			add_usage(rs, SPI_tuptable, SPI_processed, -1);
+		}
 	}
 
 	/* The requester itself never counts (step 2). */
