@@ -165,3 +165,28 @@ SELECT id AS job4 FROM allot.job WHERE host_id = 3 AND state = 'in_progress' AND
  ORDER BY id LIMIT 1 \gset
 SELECT allot.report_job(3, :job4, 'success', 1, 1000, now => '2026-01-03 01:00+00') ->> 'quota' AS quota;
 SELECT * FROM allot.check_invariants();
+
+-- 15. host_queue and the buffer form, on a fresh app without history (so
+--     every estimate is the default 3600 s).  Host 8 has 2 CPUs and takes
+--     two jobs at 10:00.  At 10:10 each has 3000 s left: nothing idle,
+--     saturated (and busy) for 3000 s, and until max_buf = 7200 s the two
+--     CPUs stand idle 2 x (7200 - 3000) = 8400 s.
+INSERT INTO allot.app (id, name) VALUES (4, 'fresh');
+INSERT INTO allot.app_version (id, app_id, resource, ncpus, ncoprocs) VALUES (41, 4, 'cpu', 1, 0);
+INSERT INTO allot.workload (id, name, engine, app_id, delay_bound) VALUES (4, 'fresh', 'E4', 4, '1 day');
+INSERT INTO allot.job (workload_id) SELECT 4 FROM generate_series(1, 10);
+INSERT INTO allot.host (id, os, threads, cpu_flops) VALUES (8, 'Linux', 2, 1e9);
+SELECT * FROM sent(allot.request_work(8, '{"resources": {"cpu": {"req_instances": 2}}, "exclude": [1, 2]}',
+                                      '2026-01-04 10:00+00', seed => 10));
+SELECT * FROM allot.host_queue(8, 3600, 7200, '2026-01-04 10:10+00');
+-- A thin client sends only its buffer: saturated 3000 s < min 3600 s, so
+-- the server asks for the shortfall, 8400 s, with 3000 s of delay: jobs of
+-- 3600 s until the seconds are spent (8400 -> 4800 -> 1200 -> -2400): 3.
+SELECT * FROM sent(allot.request_work(8, '{"buffer": {"min_secs": 3600, "max_secs": 7200}, "exclude": [1, 2]}',
+                                      '2026-01-04 10:10+00', seed => 11));
+-- Now 5 jobs are queued on 2 CPUs: saturated well past min_secs, so the
+-- buffer asks for nothing and the reply is empty.
+SELECT resource, idle_instances, saturated_secs FROM allot.host_queue(8, 3600, 7200, '2026-01-04 10:10+00');
+SELECT * FROM sent(allot.request_work(8, '{"buffer": {"min_secs": 3600, "max_secs": 7200}, "exclude": [1, 2]}',
+                                      '2026-01-04 10:10+00', seed => 12));
+SELECT * FROM allot.check_invariants();
