@@ -89,7 +89,7 @@ allot_host_not_found(int64 host_id)
  * host's page.  Reads after it take a fresh snapshot and so see what the
  * previous holder committed.
  */
-#define ALLOT_HOST_LOCK_SPACE 0xA110
+#define ALLOT_HOST_LOCK_SPACE 0x616C	/* "al"; pg_locks.objsubid 24940 */
 
 static inline void
 allot_lock_host(int64 host_id)

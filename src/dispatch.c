@@ -3,9 +3,9 @@
  *
  * One request is one path:
  *
- *   request in    parse and check the JSON; lock the host row (a host's
- *                 requests are serialised); read its coprocessors, quotas
- *                 and what it said of its app versions
+ *   request in    parse and check the JSON; take the host's lock (a host's
+ *                 requests are serialised) and read its coprocessors,
+ *                 quotas and what it said of its app versions
  *   candidates    job workloads from the backend cache that have unsent jobs
  *                 and an app version usable on this host, with their usage
  *                 (peak MFLOPS of jobs in progress, from allot.job_usage)
@@ -40,7 +40,6 @@
 #include "work_request.h"
 #include "workload_cache.h"
 
-static SPIPlanPtr host_lock_plan = NULL;
 static SPIPlanPtr host_read_plan = NULL;
 static SPIPlanPtr median_plan = NULL;
 static SPIPlanPtr host_versions_plan = NULL;
@@ -88,7 +87,6 @@ prepare_plans(void)
 	if (commit_plan != NULL)
 		return;
 
-	host_lock_plan = allot_prepare(DISPATCH_HOST_QUERY " FOR NO KEY UPDATE OF h", 1, id_only);
 	host_read_plan = allot_prepare(DISPATCH_HOST_QUERY, 1, id_only);
 	median_plan = allot_prepare(
 						  "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY cpu_flops)"
@@ -167,7 +165,9 @@ prepare_plans(void)
 						  "                             WHEN hr.backoff_secs = 0 THEN 600"
 						  "                             ELSE least(hr.backoff_secs * 2, 86400) END"
 						  "  RETURNING resource, backoff_secs),"
-						  " seen AS (UPDATE allot.host SET last_seen = $2 WHERE id = $1)"
+						  " seen AS (UPDATE allot.host SET last_seen = $2"
+						  "           WHERE id = $1 AND (last_seen IS NULL"
+						  "                              OR last_seen <= $2 - interval '1 minute'))"
 						  "SELECT jsonb_build_object("
 						  "  'jobs', coalesce((SELECT jsonb_agg(jsonb_build_object("
 						  "            'job_id', p.job_id, 'workload_id', p.workload_id,"
@@ -252,8 +252,15 @@ allot_read_dispatch_host(DispatchHost *host, const WorkloadCache *cache,
 	int			n;
 
 	prepare_plans();
-	if (SPI_execute_plan(lock ? host_lock_plan : host_read_plan, args, NULL,
-						 !lock, 1) != SPI_OK_SELECT)
+
+	/*
+	 * To dispatch, take the host's lock first (one request per host at a
+	 * time, allot_lock_host), then read under a snapshot taken after it, so
+	 * that what an earlier request of this host committed is seen.
+	 */
+	if (lock)
+		allot_lock_host(host_id);
+	if (SPI_execute_plan(host_read_plan, args, NULL, !lock, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.host");
 	if (SPI_processed == 0)
 		allot_host_not_found(host_id);
