@@ -6,7 +6,7 @@ CREATE EXTENSION allot;
 CREATE FUNCTION reset_farm() RETURNS void LANGUAGE sql AS $$
     TRUNCATE allot.assignment, allot.job_report, allot.job, allot.host_app_version,
              allot.host_resource, allot.host_coproc, allot.host, allot.workload,
-             allot.app_version, allot.app, allot.engine;
+             allot.app_version, allot.app, allot.engine RESTART IDENTITY;
 $$;
 
 -- Put a host on a workload as a past assign_workload would have, seen at
