@@ -72,7 +72,7 @@ prepare_plans(void)
 	Oid			id_time[2] = {INT8OID, TIMESTAMPTZOID};
 	Oid			id_id[2] = {INT8OID, INT8OID};
 	Oid			ids[1] = {INT8ARRAYOID};
-	Oid			take_args[2] = {INT8OID, INT8ARRAYOID};
+	Oid			take_args[3] = {INT8OID, INT8ARRAYOID, INT4OID};
 	Oid			commit_args[22] = {
 		INT8OID, TIMESTAMPTZOID,
 		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, TEXTARRAYOID,
@@ -112,11 +112,12 @@ prepare_plans(void)
 							 "       predicted_au_m2, au_ratio_mean, au_ratio_m2"
 							 "  FROM allot.app WHERE id = ANY ($1)",
 							 1, ids);
+	/* Unsent jobs of one workload that no one else holds, oldest first. */
 	take_plan = allot_prepare(
-						"SELECT id, predicted_app_units FROM allot.job"
-						" WHERE workload_id = $1 AND state = 'unsent' AND id <> ALL ($2)"
-						" ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
-						2, take_args);
+							  "SELECT id, predicted_app_units FROM allot.job"
+							  " WHERE workload_id = $1 AND state = 'unsent' AND id <> ALL ($2)"
+							  " ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED",
+							  3, take_args);
 
 	/*
 	 * All writes of a request, and its reply, in one statement.  $3..$13:
@@ -699,6 +700,9 @@ typedef struct JobWorkload
 	const CachedApp *app;
 	bool		eligible;		/* not excluded, has unsent jobs */
 	bool		exhausted;		/* no unsent job could be taken */
+	int64	   *reserve_id;		/* jobs taken (locked) but not yet sent */
+	double	   *reserve_predicted;
+	int			n_reserve;
 	bool	   *blocked;		/* per resource: refused by the deadline check */
 	int64		unsent;
 	double		mflops;			/* usage: peak MFLOPS in progress */
@@ -913,26 +917,58 @@ estimate_pick(const Dispatch *d, const JobWorkload *j, int v, double predicted,
 	allot_estimate(&in, &j->stats, est, bound);
 }
 
-/* Take one unsent job of the workload; false when none is free. */
+/*
+ * One unsent job of the workload; false when none is free.  Jobs are taken
+ * `want` at a time, FOR UPDATE SKIP LOCKED, and kept in the workload's
+ * reserve for the next picks of this request: a workload's usage barely
+ * moves with one job, so the selection tends to choose it again.  Jobs left
+ * in the reserve at the end stay unsent; their locks go with the
+ * transaction.
+ */
 static bool
-take_job(Dispatch *d, const JobWorkload *j, int64 *job_id, double *predicted)
+take_job(Dispatch *d, JobWorkload *j, int want, int64 *job_id, double *predicted)
 {
-	Datum	   *taken = palloc(sizeof(Datum) * (d->n_picks + 1));
-	Datum		args[2];
-	bool		isnull;
+	if (j->n_reserve == 0)
+	{
+		Datum	   *taken = palloc(sizeof(Datum) * (d->n_picks + 1));
+		Datum		args[3];
+		bool		isnull;
 
-	for (int i = 0; i < d->n_picks; i++)
-		taken[i] = Int64GetDatum(d->picks[i].job_id);
-	args[0] = Int64GetDatum(j->w->id);
-	args[1] = PointerGetDatum(construct_array(taken, d->n_picks, INT8OID, 8,
-											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	if (SPI_execute_plan(take_plan, args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read allot.job");
-	if (SPI_processed == 0)
-		return false;
-	*job_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	*predicted = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+		for (int i = 0; i < d->n_picks; i++)
+			taken[i] = Int64GetDatum(d->picks[i].job_id);
+		args[0] = Int64GetDatum(j->w->id);
+		args[1] = PointerGetDatum(construct_array(taken, d->n_picks, INT8OID, 8,
+												  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		args[2] = Int32GetDatum(want);
+		if (SPI_execute_plan(take_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read allot.job");
+		if (SPI_processed == 0)
+			return false;
+		j->reserve_id = palloc(sizeof(int64) * SPI_processed);
+		j->reserve_predicted = palloc(sizeof(double) * SPI_processed);
+		/* Kept newest first, so that the oldest is popped first. */
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	t = SPI_tuptable->vals[SPI_processed - 1 - i];
+
+			j->reserve_id[i] = DatumGetInt64(SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull));
+			j->reserve_predicted[i] = DatumGetFloat8(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull));
+		}
+		j->n_reserve = (int) SPI_processed;
+	}
+	j->n_reserve--;
+	*job_id = j->reserve_id[j->n_reserve];
+	*predicted = j->reserve_predicted[j->n_reserve];
 	return true;
+}
+
+/* Put a job back on the reserve (it stays unsent, for another resource). */
+static void
+return_job(JobWorkload *j, int64 job_id, double predicted)
+{
+	j->reserve_id[j->n_reserve] = job_id;
+	j->reserve_predicted[j->n_reserve] = predicted;
+	j->n_reserve++;
 }
 
 /*
@@ -963,6 +999,7 @@ pick_one(Dispatch *d, int r)
 					bound,
 					peak,
 					usage;
+		int			want;
 		Pick	   *p;
 
 		for (int i = 0; i < cache->n_job_workloads; i++)
@@ -1004,7 +1041,10 @@ pick_one(Dispatch *d, int r)
 
 		j = &d->jw[index[sel.chosen]];
 		cv = &cache->versions[version[sel.chosen]];
-		if (!take_job(d, j, &job_id, &predicted))
+		usage = r == cache->cpu ? cv->ncpus : cv->ncoprocs;
+		want = rr->instances > 0 && usage > 0 ? (int) ceil(rr->instances / usage) : 1;
+		want = Max(1, Min(want, Min(16, d->max_picks - d->n_picks)));
+		if (!take_job(d, j, want, &job_id, &predicted))
 		{
 			/* Others hold or took them all: look elsewhere. */
 			j->exhausted = true;
@@ -1014,11 +1054,11 @@ pick_one(Dispatch *d, int r)
 		if (!allot_request_meets_deadline(rr, est, j->w->delay_bound_secs))
 		{
 			/* It would miss its deadline here: leave it for an idler host. */
+			return_job(j, job_id, predicted);
 			j->blocked[r] = true;
 			continue;
 		}
 
-		usage = r == cache->cpu ? cv->ncpus : cv->ncoprocs;
 		p = &d->picks[d->n_picks++];
 		p->job_id = job_id;
 		p->workload_id = j->w->id;
