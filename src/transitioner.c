@@ -481,8 +481,6 @@ allot_percentile_disc_sql(PG_FUNCTION_ARGS)
 {
 	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(0);
 	double		p = PG_GETARG_FLOAT8(1);
-	Datum	   *elems;
-	bool	   *nulls;
 	int			n;
 	double	   *values;
 
@@ -490,22 +488,29 @@ allot_percentile_disc_sql(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("fraction must be between 0 and 1, not %g", p)));
-	deconstruct_array(array, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-					  &elems, &nulls, &n);
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("values must be a one-dimensional array, not %d-dimensional",
+						ARR_NDIM(array))));
+	n = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
 	if (n == 0)
 		PG_RETURN_NULL();
+	if (ARR_HASNULL(array))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("values must not contain NULL")));
+	/*
+	 * Without NULLs, a float8[] is its doubles, one after another, after the
+	 * header (what ARR_DATA_PTR gives when there is no null bitmap): copy
+	 * them rather than deconstruct the array into Datums.
+	 */
 	values = palloc(sizeof(double) * n);
+	memcpy(values, (char *) array + ARR_OVERHEAD_NONULLS(ARR_NDIM(array)), sizeof(double) * n);
 	for (int i = 0; i < n; i++)
-	{
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("values must not contain NULL (element %d)", i + 1)));
-		values[i] = DatumGetFloat8(elems[i]);
 		if (isnan(values[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("values must not contain NaN (element %d)", i + 1)));
-	}
 	PG_RETURN_FLOAT8(allot_percentile_disc(values, n, p));
 }
