@@ -97,6 +97,14 @@ SELECT cpu_flops_per_au, est_flops_per_au FROM allot.app WHERE id = 3;
 SELECT done_job(31, 2, 1, 50, 1e9);
 SELECT allot.run_transitioner('2026-01-01 02:00') ->> 'flops_estimates' AS estimates;
 SELECT cpu_samples, est_flops_per_au FROM allot.app WHERE id = 3;
+-- Nine more in one call, at 1e11 .. 9e11: with the one waiting, ten values,
+-- oldest first.  Every full four makes a figure: [5e10, 1e11, 2e11, 3e11]
+-- gives 5e10, [4e11 .. 7e11] gives 4e11, and 8e11, 9e11 wait.  The
+-- estimate takes both in turn: 1.1e11 + 0.1 * (5e10 - 1.1e11) = 1.04e11,
+-- then 1.04e11 + 0.1 * (4e11 - 1.04e11) = 1.336e11.
+SELECT count(done_job(31, 2, 1, 100 * g, 1e9)) AS reports FROM generate_series(1, 9) g;
+SELECT allot.run_transitioner('2026-01-01 02:00') ->> 'flops_estimates' AS estimates;
+SELECT cpu_samples, cpu_flops_per_au, est_flops_per_au FROM allot.app WHERE id = 3;
 
 -- 4. An app with both kinds takes the lesser figure (note 1).  App 1: CPU
 --    jobs at 4e10 per unit, GPU jobs at 9e10 (GPUs are less efficient):

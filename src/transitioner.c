@@ -201,22 +201,49 @@ float8_array_datum(const double *values, int n)
 }
 
 /*
- * Add new values to a kind's array; when it holds sample_size values, the
- * percentile of the most recent sample_size becomes that kind's figure and
- * the array starts again.  Returns whether a new figure was made.
+ * Add new values to a kind's array; every full allot.flops_sample_size of
+ * them, oldest first, gives a figure: its allot.flops_percentile.  Returns
+ * how many figures were made (in figures); the rest waits in the array.
+ * Every report thus counts in exactly one figure.
  */
-static bool
-absorb(double **array, int *n, const double *add, int nadd, double *figure)
+static int
+absorb(double *array, int *n, const double *add, int nadd, double *figures)
 {
 	int			size = allot_flops_sample_size;
+	int			made = 0,
+				start = 0;
 
 	for (int i = 0; i < nadd; i++)
-		(*array)[(*n)++] = add[i];
-	if (*n < size)
-		return false;
-	*figure = allot_percentile_disc(*array + (*n - size), size, allot_flops_percentile);
-	*n = 0;
-	return true;
+		array[(*n)++] = add[i];
+	while (*n - start >= size)
+	{
+		figures[made++] = allot_percentile_disc(array + start, size, allot_flops_percentile);
+		start += size;
+	}
+	if (start > 0)
+	{
+		memmove(array, array + start, sizeof(double) * (*n - start));
+		*n -= start;
+	}
+	return made;
+}
+
+/*
+ * The app's candidate estimate from its figures: note 1, GPUs are less
+ * efficient, so the lesser of the two; note 2, a GPU-only app borrows the
+ * efficiency of apps that have both.
+ */
+static double
+candidate_figure(bool has_cpu, double cpu, bool has_gpu, double gpu,
+				 bool has_cpu_versions, double efficiency)
+{
+	if (has_cpu && has_gpu)
+		return Min(cpu, gpu);
+	if (has_cpu)
+		return cpu;
+	if (!has_cpu_versions)
+		return gpu * efficiency;
+	return gpu;
 }
 
 static int64
@@ -306,7 +333,11 @@ estimate_flops(int64 *samples_taken, int64 *figures_made)
 			double		cpu_fig,
 						gpu_fig,
 						est,
-						candidate = 0;
+						candidate;
+			double	   *cpu_figs,
+					   *gpu_figs;
+			int			ncpu_figs,
+						ngpu_figs;
 			bool		has_cpu_fig,
 						has_gpu_fig,
 						has_est,
@@ -326,30 +357,35 @@ estimate_flops(int64 *samples_taken, int64 *figures_made)
 			has_cpu_versions = DatumGetBool(SPI_getbinval(t, d, 8, &isnull));
 
 			/* Seed 004 note 3: an app with reference jobs learns from those only. */
-			if (absorb(&cpu, &ncpu, reference_only ? a->cpu_ref : a->cpu,
-					   reference_only ? a->ncpu_ref : a->ncpu, &cpu_fig))
-				has_cpu_fig = new_figure = true;
-			if (absorb(&gpu, &ngpu, reference_only ? a->gpu_ref : a->gpu,
-					   reference_only ? a->ngpu_ref : a->ngpu, &gpu_fig))
-				has_gpu_fig = new_figure = true;
+			cpu_figs = palloc(sizeof(double) * ((ncpu + a->ncpu) / Max(allot_flops_sample_size, 1) + 1));
+			gpu_figs = palloc(sizeof(double) * ((ngpu + a->ngpu) / Max(allot_flops_sample_size, 1) + 1));
+			ncpu_figs = absorb(cpu, &ncpu, reference_only ? a->cpu_ref : a->cpu,
+							   reference_only ? a->ncpu_ref : a->ncpu, cpu_figs);
+			ngpu_figs = absorb(gpu, &ngpu, reference_only ? a->gpu_ref : a->gpu,
+							   reference_only ? a->ngpu_ref : a->ngpu, gpu_figs);
 			*samples_taken += reference_only ? a->ncpu_ref + a->ngpu_ref : a->ncpu + a->ngpu;
 
-			if (new_figure)
+			/*
+			 * Each figure in turn moves the estimate; the first one ever
+			 * initialises it.
+			 */
+			for (int f = 0; f < ncpu_figs + ngpu_figs; f++)
 			{
-				/*
-				 * Note 1: GPUs are less efficient, so the lesser figure; note
-				 * 2: a GPU-only app borrows the efficiency of apps with both.
-				 */
-				if (has_cpu_fig && has_gpu_fig)
-					candidate = Min(cpu_fig, gpu_fig);
-				else if (has_cpu_fig)
-					candidate = cpu_fig;
-				else if (!has_cpu_versions)
-					candidate = gpu_fig * efficiency;
+				if (f < ncpu_figs)
+				{
+					cpu_fig = cpu_figs[f];
+					has_cpu_fig = true;
+				}
 				else
-					candidate = gpu_fig;
-				/* The first figure initialises the estimate. */
+				{
+					gpu_fig = gpu_figs[f - ncpu_figs];
+					has_gpu_fig = true;
+				}
+				candidate = candidate_figure(has_cpu_fig, cpu_fig, has_gpu_fig, gpu_fig,
+											 has_cpu_versions, efficiency);
 				est = has_est ? est + allot_flops_avg_weight * (candidate - est) : candidate;
+				has_est = true;
+				new_figure = true;
 				(*figures_made)++;
 			}
 
@@ -363,7 +399,7 @@ estimate_flops(int64 *samples_taken, int64 *figures_made)
 			memset(unulls, ' ', sizeof(unulls));
 			unulls[3] = has_cpu_fig ? ' ' : 'n';
 			unulls[4] = has_gpu_fig ? ' ' : 'n';
-			unulls[5] = new_figure || has_est ? ' ' : 'n';
+			unulls[5] = has_est ? ' ' : 'n';
 			if (SPI_execute_plan(app_update_plan, uargs, unulls, false, 0) != SPI_OK_UPDATE)
 				elog(ERROR, "could not update app %lld", (long long) id);
 			updated++;
