@@ -6,7 +6,7 @@
 # socket in that dir only, with durable commits (fsync and synchronous_commit
 # on), starts it, exports PGHOST/PGPORT/PGUSER/PGDATABASE, and stops and
 # removes it on exit, pass or fail.  It defines say, die, as_cluster_user,
-# bg_run (long steps that INT/TERM can stop at once) and psql_q.
+# bg_run (long steps that INT/TERM can stop at once), psql_q and wait_quiet.
 # shellcheck shell=bash
 say() { printf '==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -93,3 +93,24 @@ as_cluster_user pg_ctl -D "$WORK/data" -l "$WORK/server.log" -w -t 120 start >/d
 export PGHOST=$WORK PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
 
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+LOAD_MAX=${LOAD_MAX:-2.5}
+
+# Wait until no other benchmark runs and the machine is quiet: no pgbench
+# process (ours have all ended when this is called) and a 1-minute load
+# average below LOAD_MAX.  Sets QUIET_LOAD to the load average then.
+wait_quiet() {
+    local what=$1 t0=$SECONDS said=
+    while :; do
+        if pgrep -x pgbench >/dev/null; then
+            [ -n "$said" ] || { say "$what: waiting for other pgbench runs to end"; said=1; }
+        elif awk -v m="$LOAD_MAX" '{ exit !($1 >= m) }' /proc/loadavg; then
+            [ -n "$said" ] || { say "$what: waiting for the load average ($(cut -d' ' -f1 /proc/loadavg)) to drop below $LOAD_MAX"; said=1; }
+        else
+            break
+        fi
+        sleep 5
+    done
+    QUIET_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
+    [ -z "$said" ] || say "$what: waited $((SECONDS - t0)) s"
+}

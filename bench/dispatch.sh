@@ -66,24 +66,6 @@ source "$BENCH_DIR/cluster.sh"
 DB=bench_dispatch
 sql() { psql_q -d "$DB" -At -c "$1"; }
 
-# Wait until no other benchmark runs and the machine is quiet: no pgbench
-# process (ours have all ended when this is called) and a 1-minute load
-# average below LOAD_MAX.  Sets QUIET_LOAD to the load average then.
-wait_quiet() {
-    local what=$1 t0=$SECONDS said=
-    while :; do
-        if pgrep -x pgbench >/dev/null; then
-            [ -n "$said" ] || { say "$what: waiting for other pgbench runs to end"; said=1; }
-        elif awk -v m="$LOAD_MAX" '{ exit !($1 >= m) }' /proc/loadavg; then
-            [ -n "$said" ] || { say "$what: waiting for the load average ($(cut -d' ' -f1 /proc/loadavg)) to drop below $LOAD_MAX"; said=1; }
-        else
-            break
-        fi
-        sleep 5
-    done
-    QUIET_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
-    [ -z "$said" ] || say "$what: waited $((SECONDS - t0)) s"
-}
 
 # ---------------------------------------------------------------------------
 # The farm.
