@@ -111,6 +111,7 @@ wait_quiet() {
         fi
         sleep 5
     done
+    # shellcheck disable=SC2034  # read by the scripts that source this file
     QUIET_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
     [ -z "$said" ] || say "$what: waited $((SECONDS - t0)) s"
 }
