@@ -72,6 +72,26 @@ allot_text_list(Datum array, NameList *out)
 }
 
 /*
+ * Read a host's row with `plan` (its first argument the host id); errors if
+ * the host does not exist.  To write on its behalf (lock), first take the
+ * host's lock, then read under a snapshot taken after it, so that what an
+ * earlier request of this host committed while we waited is seen.
+ */
+HeapTuple
+allot_read_host_row(SPIPlanPtr plan, Datum *args, int64 host_id, bool lock,
+					TupleDesc *desc)
+{
+	if (lock)
+		allot_lock_host(host_id);
+	if (SPI_execute_plan(plan, args, NULL, !lock, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.host");
+	if (SPI_processed == 0)
+		allot_host_not_found(host_id);
+	*desc = SPI_tuptable->tupdesc;
+	return SPI_tuptable->vals[0];
+}
+
+/*
  * Set up a set-returning function to return its rows in a tuplestore (the
  * materialize mode every caller of ours accepts); *desc is the row type.
  */

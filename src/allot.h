@@ -46,6 +46,8 @@ struct NameList;
 extern SPIPlanPtr allot_prepare(const char *sql, int nargs, Oid *argtypes);
 extern void allot_text_list(Datum array, struct NameList *out);
 extern Tuplestorestate *allot_materialize(FunctionCallInfo fcinfo, TupleDesc *desc);
+extern HeapTuple allot_read_host_row(SPIPlanPtr plan, Datum *args, int64 host_id,
+									 bool lock, TupleDesc *desc);
 
 /* Entry points reject NULL arguments they cannot do without. */
 static inline void

@@ -254,20 +254,7 @@ allot_read_dispatch_host(DispatchHost *host, const WorkloadCache *cache,
 
 	prepare_plans();
 
-	/*
-	 * To dispatch, take the host's lock first (one request per host at a
-	 * time, allot_lock_host), then read under a snapshot taken after it, so
-	 * that what an earlier request of this host committed is seen.
-	 */
-	if (lock)
-		allot_lock_host(host_id);
-	if (SPI_execute_plan(host_read_plan, args, NULL, !lock, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read allot.host");
-	if (SPI_processed == 0)
-		allot_host_not_found(host_id);
-
-	t = SPI_tuptable->vals[0];
-	d = SPI_tuptable->tupdesc;
+	t = allot_read_host_row(host_read_plan, args, host_id, lock, &d);
 	memset(host, 0, sizeof(*host));
 	host->id = host_id;
 	v = SPI_getbinval(t, d, 1, &isnull);
