@@ -5,6 +5,8 @@ MODULE_big = allot
 OBJS = \
 	src/allot.o \
 	src/selection.o \
+	src/fairness.o \
+	src/credit.o \
 	src/workload_cache.o \
 	src/assignment.o \
 	src/estimate.o \

@@ -5,7 +5,8 @@ CREATE EXTENSION allot;
 -- empty the usage tables); resource types stay.
 CREATE FUNCTION reset_farm() RETURNS void LANGUAGE sql AS $$
     TRUNCATE allot.assignment, allot.job_report, allot.job, allot.host_app_version,
-             allot.host_resource, allot.host_coproc, allot.host, allot.workload,
+             allot.host_resource, allot.host_coproc, allot.host, allot.workload_credit,
+             allot.workload,
              allot.app_version, allot.app, allot.engine RESTART IDENTITY;
 $$;
 

@@ -8,6 +8,10 @@ SELECT to_regclass('allot.job') IS NULL AS no_job_table,
 INSERT INTO allot.workload (id, engine) VALUES (1, 'E');
 INSERT INTO allot.host (id, threads) VALUES (1, 8);
 SELECT workload_id FROM allot.assign_workload(1, '2026-01-01 00:00:00+00');
+-- Fairness over time needs 0.4.0's tables: a clean error before the update.
+SET allot.fairness = recent;
+SELECT workload_id FROM allot.assign_workload(1, '2026-01-01 00:00:30+00');
+RESET allot.fairness;
 
 ALTER EXTENSION allot UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'allot';
@@ -21,6 +25,11 @@ INSERT INTO allot.job (workload_id) VALUES (2);
 SELECT jsonb_array_length(allot.request_work(1, '{"resources": {"cpu": {"req_instances": 1}}}',
                                              '2026-01-01 00:02:00+00') -> 'jobs') AS jobs_sent;
 SELECT * FROM allot.check_invariants();
+-- ... and, in the same session, fairness over time.
+SET allot.fairness = recent;
+SELECT workload_id FROM allot.assign_workload(1, '2026-01-01 00:03:00+00');
+SELECT workload_id, resource, rec FROM allot.workload_credit;
+RESET allot.fairness;
 
 -- Every object of the extension is in schema allot.
 SELECT count(*) AS objects_outside_allot

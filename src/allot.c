@@ -25,6 +25,7 @@ double		allot_repeat_upper = 0;
 bool		allot_count_requester = false;
 int			allot_assignment_ttl = 120;
 int			allot_fairness = FAIRNESS_CURRENT;
+int			allot_rec_half_life = 10 * 24 * 3600;
 int			allot_daily_quota = 100;
 double		allot_default_seconds_per_app_unit = 3600;
 int			allot_max_jobs_per_request = 1000;
@@ -36,6 +37,8 @@ int			allot_transitioner_batch = 10000;
 
 static const struct config_enum_entry fairness_options[] = {
 	{"current", FAIRNESS_CURRENT, false},
+	{"recent", FAIRNESS_RECENT, false},
+	{"debt", FAIRNESS_DEBT, false},
 	{NULL, 0, false}
 };
 
@@ -151,9 +154,16 @@ _PG_init(void)
 							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomEnumVariable("allot.fairness",
 							 "What usage is compared when choosing a workload.",
-							 "current: threads or FLOPS in use now (seed 000).",
+							 "current: threads or FLOPS in use now (seed 000); recent: recent estimated credit, "
+							 "decayed with allot.rec_half_life (seed 002); debt: long-term debt per workload and "
+							 "resource (seeds 001, 003).",
 							 &allot_fairness, FAIRNESS_CURRENT, fairness_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.rec_half_life",
+							"Half-life of recent estimated credit, for allot.fairness = recent.",
+							NULL,
+							&allot_rec_half_life, 10 * 24 * 3600, 1, INT_MAX,
+							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.daily_quota",
 							"Jobs a host may take per app version per day, at most.",
 							"Errors, aborts and timeouts lower a host's quota by one; successes double it back up to this.",

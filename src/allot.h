@@ -19,6 +19,7 @@ extern double allot_repeat_upper;
 extern bool allot_count_requester;
 extern int	allot_assignment_ttl;	/* seconds */
 extern int	allot_fairness;
+extern int	allot_rec_half_life;	/* seconds */
 extern int	allot_daily_quota;	/* jobs per (host, app version) per day */
 extern double allot_default_seconds_per_app_unit;
 extern int	allot_max_jobs_per_request;
@@ -33,7 +34,9 @@ extern int64 allot_expire_assignments_upto(TimestampTz cutoff, int64 limit);
 
 typedef enum FairnessMode
 {
-	FAIRNESS_CURRENT
+	FAIRNESS_CURRENT,			/* usage now */
+	FAIRNESS_RECENT,			/* recent estimated credit (REC) */
+	FAIRNESS_DEBT				/* long-term debt per (workload, resource) */
 } FairnessMode;
 
 /*

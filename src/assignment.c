@@ -36,6 +36,8 @@
 #include "utils/memutils.h"
 
 #include "allot.h"
+#include "credit.h"
+#include "fairness.h"
 #include "selection.h"
 #include "workload_cache.h"
 
@@ -438,6 +440,62 @@ read_usage(RequestSelection *rs, const RequestHost *host, TimestampTz cutoff,
 			}
 }
 
+/*
+ * allot.fairness = recent or debt: the candidates' usage is their recent
+ * credit, or their debt on the CPU.  Every active assignment workload has
+ * work, so every one is eligible for debt.
+ */
+static void
+read_credit(RequestSelection *rs, TimestampTz now, int mode)
+{
+	const WorkloadCache *cache = rs->cache;
+	int			nw = cache->n_workloads;
+	int64	   *ids = palloc(sizeof(int64) * (nw + 1));
+	double	   *rec = palloc0(sizeof(double) * (nw + 1));
+	double	   *share = palloc(sizeof(double) * (nw + 1));
+	double	   *overall = palloc(sizeof(double) * (nw + 1));
+	DebtCell   *cells = palloc0(sizeof(DebtCell) * (nw + 1));
+	CreditRow  *rows;
+	int			nrows;
+
+	for (int i = 0; i < nw; i++)
+	{
+		ids[i] = cache->workloads[i].id;
+		share[i] = cache->workloads[i].throughput;
+		cells[i].eligible = true;
+	}
+	nrows = allot_read_credit(cache, ids, nw, now, &rows);
+	for (int k = 0; k < nrows; k++)
+		for (int i = 0; i < nw; i++)
+			if (ids[i] == rows[k].workload_id && rows[k].resource == cache->cpu)
+			{
+				rec[i] = rows[k].rec;
+				cells[i].debt = rows[k].debt;
+				cells[i].sent = rows[k].sent;
+				break;
+			}
+	allot_overall_debts(cells, share, nw, 1, overall);
+
+	for (int c = 0; c < rs->n; c++)
+	{
+		int			i = rs->cache_index[c];
+
+		if (mode == FAIRNESS_RECENT)
+		{
+			rs->cand[c].threads = rec[i];
+			rs->cand[c].focus_threads = 0;
+		}
+		rs->cand[c].debt = overall[i];
+	}
+}
+
+/* What an assignment is worth: its threads for one assignment_ttl. */
+static double
+assignment_credit(const RequestHost *host)
+{
+	return (double) host->offer.threads * allot_assignment_ttl;
+}
+
 /* A uniform draw from the seed, or from a strong random source. */
 static double
 draw(FunctionCallInfo fcinfo, int argno)
@@ -457,10 +515,12 @@ draw(FunctionCallInfo fcinfo, int argno)
 /* Seed 000, steps 1 to 7, for one host; the caller is connected to SPI. */
 static void
 select_for_host(RequestSelection *rs, const RequestHost *host,
-				const int64 *exclude, int n_exclude, TimestampTz cutoff,
+				const int64 *exclude, int n_exclude, TimestampTz now,
 				double u, bool read_only)
 {
 	const WorkloadCache *cache = allot_workload_cache();
+	TimestampTz cutoff = allot_assignment_cutoff(now);
+	int			mode = allot_fairness_mode();
 	SelectionParams params;
 	int		   *engine_counts;
 
@@ -499,8 +559,10 @@ select_for_host(RequestSelection *rs, const RequestHost *host,
 	/* Step 1: priority, then focus. */
 	allot_refine_candidates(rs->cand, rs->n);
 
-	/* Step 2: threads on each candidate. */
+	/* Step 2: threads on each candidate, or what replaces them over time. */
 	read_usage(rs, host, cutoff, read_only);
+	if (mode != FAIRNESS_CURRENT)
+		read_credit(rs, now, mode);
 
 	/* Steps 3 to 7. */
 	params.balance_engines = allot_balance_engine_throughputs;
@@ -510,6 +572,8 @@ select_for_host(RequestSelection *rs, const RequestHost *host,
 	params.requester_threads = host->offer.threads;
 	params.last_workload_id = host->last_workload_id;
 	params.draw = u;
+	params.by_debt = mode == FAIRNESS_DEBT;
+	params.debt_slack = assignment_credit(host);
 	engine_counts = palloc(sizeof(int) * (cache->n_engines + 1));
 	allot_select(rs->cand, rs->n, cache->n_engines, engine_counts, &params,
 				 &rs->selection);
@@ -570,7 +634,7 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 		SPI_connect();
 		prepare_plans();
 		read_host(&host, host_id, cutoff, true);
-		select_for_host(&rs, &host, exclude, n_exclude, cutoff, u, false);
+		select_for_host(&rs, &host, exclude, n_exclude, now, u, false);
 
 		if (rs.selection.chosen < 0)
 		{
@@ -604,6 +668,14 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 			values[4] = BoolGetDatum(rs.selection.focus_assigned);
 			values[5] = BoolGetDatum(rs.selection.repeated);
 
+			/* Credit first: the transitioner's fold locks those rows first too. */
+			if (allot_fairness != FAIRNESS_CURRENT)
+			{
+				const char *cpu = "cpu";
+				double		credit = assignment_credit(&host);
+
+				allot_add_credit(&c->workload_id, &cpu, &credit, 1, now, allot_fairness);
+			}
 			if (SPI_execute_plan(assign_plan, args, NULL, false, 0) != SPI_OK_INSERT)
 				elog(ERROR, "could not record the assignment of host %lld",
 					 (long long) host_id);
@@ -653,6 +725,7 @@ allot_explain_assignment(PG_FUNCTION_ARGS)
 		MemoryContext old;
 		TupleDesc	desc;
 		int64		host_id;
+		TimestampTz now;
 		TimestampTz cutoff;
 		int64	   *exclude;
 		int			n_exclude;
@@ -670,14 +743,15 @@ allot_explain_assignment(PG_FUNCTION_ARGS)
 
 		allot_require_arg(fcinfo, 0, "host_id");
 		host_id = PG_GETARG_INT64(0);
-		cutoff = allot_assignment_cutoff(allot_now_arg(fcinfo, 1));
+		now = allot_now_arg(fcinfo, 1);
+		cutoff = allot_assignment_cutoff(now);
 		exclude = exclude_list(fcinfo, 2, &n_exclude);
 
 		SPI_connect();
 		prepare_plans();
 		read_host(&host, host_id, cutoff, false);
 		/* The draw only matters to assign_workload; explain reports odds. */
-		select_for_host(&rs, &host, exclude, n_exclude, cutoff, 0.0, true);
+		select_for_host(&rs, &host, exclude, n_exclude, now, 0.0, true);
 
 		/* Rows go in the multi-call context: they outlive SPI_finish. */
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);

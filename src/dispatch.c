@@ -34,7 +34,9 @@
 #include "utils/timestamp.h"
 
 #include "allot.h"
+#include "credit.h"
 #include "dispatch.h"
+#include "fairness.h"
 #include "host_queue.h"
 #include "selection.h"
 #include "work_request.h"
@@ -686,6 +688,7 @@ typedef struct JobWorkload
 	const CachedWorkload *w;
 	const CachedApp *app;
 	bool		eligible;		/* not excluded, has unsent jobs */
+	bool		has_work;		/* has unsent jobs, excluded or not */
 	bool		exhausted;		/* no unsent job could be taken */
 	int64	   *reserve_id;		/* jobs taken (locked) but not yet sent */
 	double	   *reserve_predicted;
@@ -693,6 +696,8 @@ typedef struct JobWorkload
 	bool	   *blocked;		/* per resource: refused by the deadline check */
 	int64		unsent;
 	double		mflops;			/* usage: peak MFLOPS in progress */
+	double		rec;			/* recent estimated credit at now (recent) */
+	DebtCell   *debt;			/* per resource (debt) */
 	AppStats	stats;
 } JobWorkload;
 
@@ -711,6 +716,7 @@ typedef struct Pick
 	TimestampTz deadline;		/* 0: none */
 	int64		app_id;
 	double		est_flops_per_au;
+	double		credit;			/* est_secs x peak FLOPS */
 } Pick;
 
 typedef struct Dispatch
@@ -725,6 +731,9 @@ typedef struct Dispatch
 	int			max_picks;
 	TimestampTz now;
 	uint64		rng;
+	int			fairness;		/* allot.fairness */
+	double	   *share;			/* per job workload: its throughput (debt) */
+	double	   *overall;		/* per job workload: overall debt (debt) */
 } Dispatch;
 
 static bool
@@ -783,6 +792,50 @@ read_host_versions(Dispatch *d)
 	}
 }
 
+/*
+ * Recent credit (recent) or debts (debt) of every active job workload.  A
+ * workload is eligible for a resource's debt while it has work for it
+ * there, or was sent some since the last fold.
+ */
+static void
+read_credit(Dispatch *d)
+{
+	const WorkloadCache *cache = d->cache;
+	int			nw = cache->n_job_workloads,
+				nr = cache->n_resources;
+	int64	   *ids = palloc(sizeof(int64) * (nw + 1));
+	DebtCell   *cells = palloc0(sizeof(DebtCell) * (nw * nr + 1));
+	CreditRow  *rows;
+	int			nrows;
+
+	d->share = palloc(sizeof(double) * (nw + 1));
+	d->overall = palloc0(sizeof(double) * (nw + 1));
+	for (int i = 0; i < nw; i++)
+	{
+		JobWorkload *j = &d->jw[i];
+
+		ids[i] = j->w->id;
+		d->share[i] = j->w->throughput;
+		j->debt = &cells[i * nr];
+		for (int k = 0; k < j->app->n_versions && j->has_work; k++)
+			j->debt[cache->versions[j->app->first_version + k].resource].eligible = true;
+	}
+	nrows = allot_read_credit(cache, ids, nw, d->now, &rows);
+	for (int k = 0; k < nrows; k++)
+		for (int i = 0; i < nw; i++)
+			if (d->jw[i].w->id == rows[k].workload_id)
+			{
+				DebtCell   *c = &d->jw[i].debt[rows[k].resource];
+
+				d->jw[i].rec += rows[k].rec;
+				c->debt = rows[k].debt;
+				c->sent = rows[k].sent;
+				if (c->sent > 0)
+					c->eligible = true;
+				break;
+			}
+}
+
 /* Usage and unsent counts of the job workloads, and their apps' statistics. */
 static void
 read_candidates(Dispatch *d)
@@ -802,10 +855,10 @@ read_candidates(Dispatch *d)
 		j->w = &cache->job_workloads[i];
 		j->app = &cache->apps[j->w->app];
 		j->blocked = palloc0(sizeof(bool) * (cache->n_resources + 1));
-		if (is_excluded(&d->req, j->w->id))
-			continue;
+		/* Excluded ones too: their work and credit count in the debts. */
 		ids[n++] = Int64GetDatum(j->w->id);
-		apps[napps++] = Int64GetDatum(j->app->id);
+		if (!is_excluded(&d->req, j->w->id))
+			apps[napps++] = Int64GetDatum(j->app->id);
 	}
 	if (n == 0)
 		return;
@@ -822,13 +875,18 @@ read_candidates(Dispatch *d)
 		int64		id = DatumGetInt64(SPI_getbinval(t, td, 1, &isnull));
 
 		for (int i = 0; i < cache->n_job_workloads; i++)
-			if (d->jw[i].w->id == id && !is_excluded(&d->req, id))
+			if (d->jw[i].w->id == id)
 			{
-				d->jw[i].eligible = true;
+				d->jw[i].has_work = true;
+				d->jw[i].eligible = !is_excluded(&d->req, id);
 				d->jw[i].unsent = DatumGetInt64(SPI_getbinval(t, td, 2, &isnull));
 				d->jw[i].mflops = (double) DatumGetInt64(SPI_getbinval(t, td, 3, &isnull));
 			}
 	}
+	if (d->fairness != FAIRNESS_CURRENT)
+		read_credit(d);
+	if (napps == 0)
+		return;
 
 	args[0] = PointerGetDatum(construct_array(apps, napps, INT8OID, 8, FLOAT8PASSBYVAL,
 											  TYPALIGN_DOUBLE));
@@ -979,6 +1037,7 @@ pick_one(Dispatch *d, int r)
 	{
 		int			n = 0;
 		JobWorkload *j;
+		DebtCell   *cell;
 		const CachedVersion *cv;
 		int64		job_id;
 		double		predicted,
@@ -989,6 +1048,9 @@ pick_one(Dispatch *d, int r)
 		int			want;
 		Pick	   *p;
 
+		if (d->fairness == FAIRNESS_DEBT)
+			allot_overall_debts(d->jw[0].debt, d->share, cache->n_job_workloads,
+								cache->n_resources, d->overall);
 		for (int i = 0; i < cache->n_job_workloads; i++)
 		{
 			JobWorkload *c = &d->jw[i];
@@ -1009,8 +1071,10 @@ pick_one(Dispatch *d, int r)
 			cand[n].engine = c->w->engine;
 			cand[n].focus = has_name(&d->host.focus, c->w->engine_name);
 			cand[n].throughput = c->w->throughput;
-			cand[n].threads = c->mflops;	/* usage: peak MFLOPS in progress */
+			/* usage: peak MFLOPS in progress, or recent credit */
+			cand[n].threads = d->fairness == FAIRNESS_RECENT ? c->rec : c->mflops;
 			cand[n].focus_threads = 0;
+			cand[n].debt = d->fairness == FAIRNESS_DEBT ? d->overall[i] : 0;
 			n++;
 		}
 		if (n == 0)
@@ -1021,6 +1085,7 @@ pick_one(Dispatch *d, int r)
 		memset(&params, 0, sizeof(params));
 		params.balance_engines = allot_balance_engine_throughputs;
 		params.repeat_threshold = allot_repeat_threshold;
+		params.by_debt = d->fairness == FAIRNESS_DEBT;
 		params.draw = allot_random_uniform(&d->rng);
 		allot_select(cand, n, cache->n_engines, engine_counts, &params, &sel);
 		if (sel.chosen < 0)
@@ -1061,9 +1126,18 @@ pick_one(Dispatch *d, int r)
 			d->now + (TimestampTz) (j->w->delay_bound_secs * USECS_PER_SEC) : 0;
 		p->app_id = j->app->id;
 		p->est_flops_per_au = j->app->est_flops_per_au;
+		p->credit = est * peak;
 
 		/* The job counts at once for the next pick of this request. */
 		j->mflops += rint(peak / 1e6);
+		if (d->fairness == FAIRNESS_RECENT)
+			j->rec += p->credit;
+		else if (d->fairness == FAIRNESS_DEBT)
+		{
+			cell = &j->debt[r];
+			cell->sent += p->credit;
+			cell->eligible = true;
+		}
 		j->unsent--;
 		d->hv[version[sel.chosen]].jobs_today++;
 		allot_request_charge(rr, est, usage);
@@ -1233,6 +1307,20 @@ commit_request(Dispatch *d)
 	args[20] = float8_datum_array(cv_raw, cv_raw_null, d->req.n_client);
 	args[21] = Int32GetDatum(allot_daily_quota);
 
+	/* Credit rows first: the fold locks them before anything else too. */
+	if (d->fairness != FAIRNESS_CURRENT)
+	{
+		const char **names = palloc(sizeof(char *) * (n + 1));
+		double	   *credit = palloc(sizeof(double) * (n + 1));
+
+		for (int i = 0; i < n; i++)
+		{
+			names[i] = cache->resources[d->picks[i].resource];
+			credit[i] = d->picks[i].credit;
+		}
+		allot_add_credit(wl, names, credit, n, d->now, d->fairness);
+	}
+
 	if (SPI_execute_plan(commit_plan, args, NULL, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not record the work sent to host %lld", (long long) d->host.id);
@@ -1271,6 +1359,7 @@ allot_request_work(PG_FUNCTION_ARGS)
 	SPI_connect();
 	prepare_plans();
 	d.cache = allot_workload_cache();
+	d.fairness = allot_fairness_mode();
 	if (d.cache->n_resources == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

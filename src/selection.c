@@ -207,6 +207,7 @@ allot_select(Candidate *c, int n, int n_engines, int *engine_counts,
 			 const SelectionParams *params, Selection *out)
 {
 	double		requester = params->count_requester ? params->requester_threads : 0;
+	double		top_debt = 0;
 	double		sum_threads = 0,
 				sum_throughput = 0,
 				tie_throughput = 0,
@@ -237,6 +238,17 @@ allot_select(Candidate *c, int n, int n_engines, int *engine_counts,
 		}
 	if (ncand == 0)
 		return;
+	if (params->by_debt)
+	{
+		bool		first = true;
+
+		for (int i = 0; i < n; i++)
+			if (c[i].status == CANDIDATE && (first || c[i].debt > top_debt))
+			{
+				top_debt = c[i].debt;
+				first = false;
+			}
+	}
 
 	for (int i = 0; i < n; i++)
 	{
@@ -255,8 +267,11 @@ allot_select(Candidate *c, int n, int n_engines, int *engine_counts,
 		c[i].effective_throughput = c[i].throughput /
 			(params->balance_engines ? engine_counts[c[i].engine] : 1);
 
-		/* Step 4. */
-		c[i].ratio = (c[i].counted_threads + requester) / c[i].effective_throughput;
+		/* Step 4; under debt, how much less it is owed than the most-owed. */
+		if (params->by_debt)
+			c[i].ratio = top_debt - c[i].debt;
+		else
+			c[i].ratio = (c[i].counted_threads + requester) / c[i].effective_throughput;
 
 		sum_threads += c[i].counted_threads;
 		sum_throughput += c[i].effective_throughput;
@@ -279,7 +294,17 @@ allot_select(Candidate *c, int n, int n_engines, int *engine_counts,
 	 * (count_requester) compares strictly, and repeat_upper also refuses a
 	 * repeat of a workload already over repeat_upper times fair.
 	 */
-	if (last >= 0)
+	if (last >= 0 && params->by_debt)
+	{
+		if (c[last].ratio <= params->debt_slack)
+		{
+			out->chosen = last;
+			out->repeated = true;
+			c[last].probability = 1;
+			return;
+		}
+	}
+	else if (last >= 0)
 	{
 		double		floor = params->repeat_threshold * out->fair_ratio;
 		bool		nobody_starved = params->count_requester ?

@@ -116,6 +116,7 @@ typedef struct Candidate
 	double		throughput;
 	double		threads;		/* counted threads of hosts not focus-assigned */
 	double		focus_threads;	/* counted threads of focus-assigned hosts */
+	double		debt;			/* overall debt, when params->by_debt */
 
 	/* output */
 	CandidateStatus status;
@@ -134,6 +135,15 @@ typedef struct SelectionParams
 	double		requester_threads;	/* added by count_requester */
 	int64_t		last_workload_id;	/* 0: none */
 	double		draw;			/* uniform in [0, 1), for step 7 ties */
+
+	/*
+	 * allot.fairness = debt: the ratio is how much less a candidate is owed
+	 * than the most-owed one, so the lowest ratio is the largest debt; the
+	 * last workload is repeated while it is owed no more than debt_slack
+	 * less than that.
+	 */
+	bool		by_debt;
+	double		debt_slack;
 } SelectionParams;
 
 typedef struct Selection

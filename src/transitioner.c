@@ -2,7 +2,7 @@
  * transitioner.c: run_transitioner and validate_job (seed 004).
  *
  * One call does bounded work (allot.transitioner_batch rows per step) in
- * four steps, each taking its rows FOR UPDATE SKIP LOCKED so that
+ * four steps (five under allot.fairness = debt), each taking its rows FOR UPDATE SKIP LOCKED so that
  * concurrent calls, and dispatch, share the work instead of waiting:
  *
  *   time out   jobs in progress past their deadline go back to unsent for
@@ -19,6 +19,9 @@
  *              app.est_flops_per_au with weight allot.flops_avg_weight
  *   credit     validated jobs get app.mean_app_units * est_flops_per_au in
  *              cobblestones, the same for every job of the app
+ *   debts      under allot.fairness = debt, the credit handed out since the
+ *              last call is folded into the long-term debts
+ *              (allot.fold_debts; fairness.h has the formula)
  */
 #include "postgres.h"
 
@@ -32,6 +35,7 @@
 #include "utils/jsonb.h"
 
 #include "allot.h"
+#include "credit.h"
 #include "percentile.h"
 
 /* One cobblestone: 1/200 day of a 1 GFLOPS machine. */
@@ -45,6 +49,7 @@ static SPIPlanPtr app_update_plan = NULL;
 static SPIPlanPtr sampled_plan = NULL;
 static SPIPlanPtr credit_plan = NULL;
 static SPIPlanPtr validate_plan = NULL;
+static SPIPlanPtr fold_plan = NULL;
 
 static void
 prepare_plans(void)
@@ -439,7 +444,8 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 				jobs_read,
 				samples,
 				figures,
-				credited;
+				credited,
+				folded = 0;
 	char	   *json;
 
 	SPI_connect();
@@ -458,12 +464,24 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 	args[0] = Int32GetDatum(allot_transitioner_batch);
 	credited = count_result(credit_plan, args, SPI_OK_UPDATE);
 
+	if (allot_fairness_mode() == FAIRNESS_DEBT)
+	{
+		Oid			fold_args[1] = {TIMESTAMPTZOID};
+
+		if (fold_plan == NULL)
+			fold_plan = allot_prepare("SELECT allot.fold_debts($1)", 1, fold_args);
+		args[0] = TimestampTzGetDatum(now);
+		folded = count_result(fold_plan, args, SPI_OK_SELECT);
+	}
+
 	SPI_finish();
 	json = psprintf("{\"timed_out\": %lld, \"expired_assignments\": %lld,"
 					" \"reports_read\": %lld, \"flops_samples\": %lld,"
-					" \"flops_estimates\": %lld, \"credited\": %lld}",
+					" \"flops_estimates\": %lld, \"credited\": %lld,"
+					" \"debts_folded\": %lld}",
 					(long long) timed_out, (long long) expired, (long long) jobs_read,
-					(long long) samples, (long long) figures, (long long) credited);
+					(long long) samples, (long long) figures, (long long) credited,
+					(long long) folded);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
 }
 
