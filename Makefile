@@ -23,7 +23,7 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initi
 
 # pg_regress: behaviour with exact expected output
 REGRESS = upgrade setup assign_examples capability selection_rules concurrency_settings \
-	expiry dispatch seed003 transitioner
+	expiry dispatch seed003 transitioner fairness
 # isolation: concurrent sessions
 ISOLATION = assign_concurrent dispatch_concurrent
 
