@@ -131,6 +131,25 @@ $$;
 COMMENT ON FUNCTION allot.fold_debts(timestamptz) IS
     'Fold the credit handed out since the last call into the long-term debts (run_transitioner calls it when allot.fairness = debt)';
 
+/* What the operator looks at: each row with its REC decayed to now. */
+CREATE FUNCTION allot.fairness_state(now timestamptz DEFAULT now())
+    RETURNS TABLE (workload_id bigint, resource text, rec double precision,
+                   debt double precision, sent double precision)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT c.workload_id, c.resource,
+           allot.decay(c.rec, extract(epoch FROM now - c.rec_at)::double precision,
+                       extract(epoch FROM current_setting('allot.rec_half_life')::interval)
+                           ::double precision),
+           c.debt, c.sent
+      FROM allot.workload_credit c
+     ORDER BY 1, 2
+$$;
+
+COMMENT ON FUNCTION allot.fairness_state(timestamptz) IS
+    'Recent estimated credit (decayed to now), long-term debt as of the last fold, and credit sent since, per (workload, resource)';
+
 REVOKE ALL ON ALL TABLES IN SCHEMA allot FROM PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA allot FROM PUBLIC;
 

@@ -247,3 +247,55 @@ SELECT resource, max(debt) AS largest_debt FROM allot.workload_credit GROUP BY r
 SELECT * FROM allot.check_invariants();
 RESET allot.fairness;
 RESET allot.rec_half_life;
+
+-- ---------------------------------------------------------------------------
+-- Assignment workloads.  An assignment is worth the host's threads for one
+-- assignment_ttl (120 s): 8 threads -> 960 thread-seconds.
+-- ---------------------------------------------------------------------------
+SELECT reset_farm();
+INSERT INTO allot.workload (id, engine, throughput) VALUES (1, 'E', 1000), (2, 'F', 1000);
+INSERT INTO allot.host (id, threads) VALUES (1, 8), (2, 16), (3, 8);
+
+-- recent, half-life 1 hour.  Host 1 takes a workload (a tie, drawn with
+-- seed 1); host 2 then takes the other, whose REC (0) is lower.
+SET allot.fairness = recent;
+SET allot.rec_half_life = '1h';
+SELECT workload_id AS host1 FROM allot.assign_workload(1, '2026-01-01 00:00', '{}', 1) \gset
+SELECT workload_id AS host2 FROM allot.assign_workload(2, '2026-01-01 00:00', '{}', 1) \gset
+SELECT :host1 <> :host2 AS host2_took_the_other;
+-- One half-life later each REC is half: 480 and 960.  Host 1 asks again:
+-- its workload's ratio 480/1000 is not below 0.75 x fair (1440/2000), so
+-- it repeats and adds 960: 1440.
+SELECT workload_id = :host1 AS host1_repeats FROM allot.assign_workload(1, '2026-01-01 01:00', '{}', 1);
+SELECT workload_id = :host1 AS is_host1s, rec FROM allot.fairness_state('2026-01-01 01:00') ORDER BY 1;
+-- And two hours after that: 1440/4 = 360 and 1920/8 = 240.
+SELECT workload_id = :host1 AS is_host1s, rec FROM allot.fairness_state('2026-01-01 03:00') ORDER BY 1;
+
+-- debt.  Credit now goes to `sent` until the transitioner folds it.
+SELECT reset_farm();
+INSERT INTO allot.workload (id, engine, throughput) VALUES (1, 'E', 1000), (2, 'F', 1000);
+INSERT INTO allot.host (id, threads) VALUES (1, 8), (2, 16), (3, 8);
+SET allot.fairness = debt;
+SELECT workload_id AS host1 FROM allot.assign_workload(1, '2026-01-01 00:00', '{}', 1) \gset
+-- Before any fold, host 2 sees host 1's 960 as owed half to each: its
+-- workload -480, the other +480, which host 2 takes.  Under debt the ratio
+-- is how much less a workload is owed than the most-owed one.
+SELECT workload_id = :host1 AS is_host1s, ratio
+  FROM allot.explain_assignment(2, '2026-01-01 00:00') ORDER BY 1;
+SELECT workload_id <> :host1 AS host2_took_the_other
+  FROM allot.assign_workload(2, '2026-01-01 00:00', '{}', 1);
+-- The fold: 960 + 1920 handed out, 1440 owed to each; host 1's workload
+-- +480, host 2's -480; shifted so that the largest is 0: 0 and -960.
+SELECT allot.run_transitioner('2026-01-01 00:01') ->> 'debts_folded' AS folded;
+SELECT workload_id = :host1 AS is_host1s, debt, sent FROM allot.fairness_state() ORDER BY 1;
+-- Host 3 takes the most-owed workload, host 1's.
+SELECT workload_id = :host1 AS most_owed FROM allot.assign_workload(3, '2026-01-01 00:01', '{}', 1);
+-- Host 2 asks again.  Host 3's 960, not folded yet, is owed half to each:
+-- host 1's workload 0 + 480 - 960 = -480, host 2's -960 + 480 = -480.  Its
+-- own is owed no less than the most-owed (within one assignment, 16 x 120
+-- = 1920), so host 2 repeats.
+SELECT workload_id <> :host1 AS host2_keeps, repeated
+  FROM allot.assign_workload(2, '2026-01-01 00:02', '{}', 1);
+SELECT * FROM allot.check_invariants();
+RESET allot.fairness;
+RESET allot.rec_half_life;
