@@ -150,8 +150,98 @@ $$;
 COMMENT ON FUNCTION allot.fairness_state(timestamptz) IS
     'Recent estimated credit (decayed to now), long-term debt as of the last fold, and credit sent since, per (workload, resource)';
 
+/* ---------------------------------------------------------------------------
+ * Privileges (README "Privileges").
+ *
+ *   allot_web    the web layer: EXECUTE on the five functions a host's
+ *                requests go through, nothing else; no table, no view of
+ *                another host beyond what a reply carries.
+ *   allot_admin  operators: rows of every table, every function.  It also
+ *                owns the SECURITY DEFINER functions, so they run with an
+ *                operator's rights, never a superuser's.
+ *
+ * Both are NOLOGIN group roles: GRANT them to login roles.  Roles belong to
+ * the cluster, not to a database, so they are created only if missing and
+ * stay when the extension is dropped.  An existing role of either name that
+ * can log in, or is a superuser, is refused rather than trusted.
+ * Every function gets a pinned search_path, so that the queries the C
+ * functions prepare resolve operators and functions in pg_catalog only.
+ * ------------------------------------------------------------------------- */
+DO $$
+DECLARE
+    r text;
+BEGIN
+    FOREACH r IN ARRAY ARRAY['allot_admin', 'allot_web'] LOOP
+        IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+            EXECUTE pg_catalog.format('CREATE ROLE %I NOLOGIN', r);
+        ELSIF EXISTS (SELECT FROM pg_catalog.pg_roles
+                       WHERE rolname = r AND (rolcanlogin OR rolsuper)) THEN
+            RAISE EXCEPTION 'role "%" exists and can log in or is a superuser', r
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = 'allot uses it as a NOLOGIN group role; rename or alter it first.';
+        END IF;
+    END LOOP;
+END
+$$;
+
 REVOKE ALL ON ALL TABLES IN SCHEMA allot FROM PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA allot FROM PUBLIC;
+
+ALTER FUNCTION allot.expire_assignments(timestamptz) SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.percentile_disc(double precision[], double precision)
+    SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.workload_cache_invalidate() SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.explain_assignment(bigint, timestamptz, bigint[])
+    SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.estimate_job(bigint, bigint) SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.host_queue(bigint, double precision, double precision, timestamptz)
+    SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.run_transitioner(timestamptz) SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.validate_job(bigint, boolean) SET search_path = pg_catalog, pg_temp;
+
+-- What the web layer calls, and the triggers that keep the counters: run
+-- as allot_admin, whoever calls.
+ALTER FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint)
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.heartbeat(bigint, timestamptz)
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.release_assignment(bigint)
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.request_work(bigint, jsonb, timestamptz, bigint)
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.report_job(bigint, bigint, text, double precision, double precision,
+                                double precision, timestamptz)
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.assignment_usage_trigger()
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.assignment_truncate_trigger()
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION allot.job_usage_trigger() SECURITY DEFINER;
+ALTER FUNCTION allot.job_truncate_trigger() SECURITY DEFINER;
+
+ALTER FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint) OWNER TO allot_admin;
+ALTER FUNCTION allot.heartbeat(bigint, timestamptz) OWNER TO allot_admin;
+ALTER FUNCTION allot.release_assignment(bigint) OWNER TO allot_admin;
+ALTER FUNCTION allot.request_work(bigint, jsonb, timestamptz, bigint) OWNER TO allot_admin;
+ALTER FUNCTION allot.report_job(bigint, bigint, text, double precision, double precision,
+                                double precision, timestamptz) OWNER TO allot_admin;
+ALTER FUNCTION allot.assignment_usage_trigger() OWNER TO allot_admin;
+ALTER FUNCTION allot.assignment_truncate_trigger() OWNER TO allot_admin;
+ALTER FUNCTION allot.job_usage_trigger() OWNER TO allot_admin;
+ALTER FUNCTION allot.job_truncate_trigger() OWNER TO allot_admin;
+
+GRANT USAGE ON SCHEMA allot TO allot_admin, allot_web;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA allot TO allot_admin;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA allot TO allot_admin;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA allot TO allot_admin;
+GRANT EXECUTE ON FUNCTION
+    allot.assign_workload(bigint, timestamptz, bigint[], bigint),
+    allot.heartbeat(bigint, timestamptz),
+    allot.release_assignment(bigint),
+    allot.request_work(bigint, jsonb, timestamptz, bigint),
+    allot.report_job(bigint, bigint, text, double precision, double precision,
+                     double precision, timestamptz)
+    TO allot_web;
 
 /* Debts are long-term state: pg_dump keeps them. */
 SELECT pg_catalog.pg_extension_config_dump('allot.workload_credit', '');

@@ -1,0 +1,166 @@
+-- The privilege model (README "Privileges"): a web role that can only call
+-- the five request functions, an admin role that manages the farm, and
+-- nothing for PUBLIC.  Run as a superuser in a fresh database with allot
+-- installed; the login roles are created here and dropped by the rollback
+-- (roles are cluster-wide, so they get names no other test uses).
+BEGIN;
+SELECT plan(39);
+
+CREATE ROLE allot_test_web LOGIN IN ROLE allot_web;
+CREATE ROLE allot_test_admin LOGIN IN ROLE allot_admin;
+CREATE ROLE allot_test_nobody LOGIN;
+
+-- The group roles exist and cannot log in.
+SELECT is((SELECT rolcanlogin FROM pg_roles WHERE rolname = 'allot_web'), false,
+          'allot_web is a NOLOGIN group role');
+SELECT is((SELECT rolcanlogin FROM pg_roles WHERE rolname = 'allot_admin'), false,
+          'allot_admin is a NOLOGIN group role');
+
+-- Every SECURITY DEFINER function pins search_path and is owned by
+-- allot_admin, never by a superuser.
+SELECT is((SELECT count(*)::int FROM pg_proc
+            WHERE pronamespace = 'allot'::regnamespace AND prosecdef
+              AND NOT coalesce(proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)),
+          0, 'every SECURITY DEFINER function pins search_path = pg_catalog, pg_temp');
+SELECT is((SELECT count(*)::int FROM pg_proc
+            WHERE pronamespace = 'allot'::regnamespace AND prosecdef
+              AND proowner <> 'allot_admin'::regrole),
+          0, 'every SECURITY DEFINER function runs as allot_admin');
+SELECT is((SELECT count(*)::int FROM pg_proc
+            WHERE pronamespace = 'allot'::regnamespace AND prosecdef), 9,
+          'nine SECURITY DEFINER functions: five request functions, four counter triggers');
+-- Functions that run queries pin it too (SQL functions left inlinable are
+-- only called from pinned ones).
+SELECT is((SELECT count(*)::int FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+            WHERE pronamespace = 'allot'::regnamespace AND l.lanname IN ('c', 'plpgsql')
+              AND proconfig IS NULL),
+          0, 'every C and PL/pgSQL function pins search_path');
+
+-- PUBLIC has nothing.
+SELECT is((SELECT count(*)::int FROM pg_proc
+            WHERE pronamespace = 'allot'::regnamespace
+              AND has_function_privilege('allot_test_nobody', oid, 'EXECUTE')),
+          0, 'a role without allot''s roles can execute no allot function');
+SELECT is((SELECT count(*)::int FROM pg_class
+            WHERE relnamespace = 'allot'::regnamespace AND relkind = 'r'
+              AND has_table_privilege('allot_test_nobody', oid, 'SELECT')),
+          0, 'a role without allot''s roles can read no allot table');
+
+-- The web role: exactly the five request functions, no table.
+SELECT set_eq(
+    $$SELECT p.proname::text FROM pg_proc p
+       WHERE p.pronamespace = 'allot'::regnamespace
+         AND has_function_privilege('allot_test_web', p.oid, 'EXECUTE')$$,
+    ARRAY['assign_workload', 'heartbeat', 'release_assignment', 'request_work', 'report_job'],
+    'allot_web can execute the five request functions and no other');
+SELECT is((SELECT count(*)::int FROM pg_class
+            WHERE relnamespace = 'allot'::regnamespace AND relkind IN ('r', 'S', 'v')
+              AND (has_table_privilege('allot_test_web', oid, 'SELECT')
+                   OR has_table_privilege('allot_test_web', oid, 'INSERT')
+                   OR has_table_privilege('allot_test_web', oid, 'UPDATE')
+                   OR has_table_privilege('allot_test_web', oid, 'DELETE'))),
+          0, 'allot_web has no privilege on any table or sequence');
+
+-- The admin role: every table's rows, every function.
+SELECT is((SELECT count(*)::int FROM pg_class
+            WHERE relnamespace = 'allot'::regnamespace AND relkind = 'r'
+              AND NOT (has_table_privilege('allot_test_admin', oid, 'SELECT')
+                       AND has_table_privilege('allot_test_admin', oid, 'INSERT')
+                       AND has_table_privilege('allot_test_admin', oid, 'UPDATE')
+                       AND has_table_privilege('allot_test_admin', oid, 'DELETE'))),
+          0, 'allot_admin can read and write every table');
+SELECT is((SELECT count(*)::int FROM pg_proc
+            WHERE pronamespace = 'allot'::regnamespace
+              AND NOT has_function_privilege('allot_test_admin', oid, 'EXECUTE')),
+          0, 'allot_admin can execute every function');
+
+-- The admin builds a farm through its own rights.
+SET ROLE allot_test_admin;
+SELECT lives_ok($$
+    INSERT INTO allot.workload (id, engine, throughput) VALUES (1, 'E', 1000);
+    INSERT INTO allot.app (id, name) VALUES (1, 'a');
+    INSERT INTO allot.app_version (id, app_id, resource, ncpus) VALUES (1, 1, 'cpu', 1);
+    INSERT INTO allot.workload (id, engine, app_id, delay_bound) VALUES (2, 'J', 1, '2 days');
+    INSERT INTO allot.job (workload_id) SELECT 2 FROM generate_series(1, 5);
+    INSERT INTO allot.host (id, os, threads, cpu_flops) VALUES (1, 'Linux', 4, 1e9), (2, 'Linux', 4, 1e9);
+$$, 'allot_admin adds workloads, apps, jobs and hosts');
+RESET ROLE;
+
+-- The web role calls the request functions, which work on tables it
+-- cannot touch itself.
+SET ROLE allot_test_web;
+SELECT is((SELECT workload_id FROM allot.assign_workload(1, '2026-01-01 00:00')), 1::bigint,
+          'allot_web: assign_workload assigns');
+SELECT ok(allot.heartbeat(1, '2026-01-01 00:01'), 'allot_web: heartbeat');
+SELECT is(jsonb_array_length(allot.request_work(2, '{"resources": {"cpu": {"req_instances": 2}}}',
+                                                '2026-01-01 00:00') -> 'jobs'),
+          2, 'allot_web: request_work sends two jobs');
+SELECT throws_ok($$SELECT * FROM allot.job$$, '42501', NULL,
+                 'allot_web cannot read allot.job');
+SELECT throws_ok($$SELECT * FROM allot.host$$, '42501', NULL,
+                 'allot_web cannot read allot.host');
+SELECT throws_ok($$SELECT * FROM allot.assignment$$, '42501', NULL,
+                 'allot_web cannot read other hosts'' assignments');
+SELECT throws_ok($$UPDATE allot.job SET state = 'unsent'$$, '42501', NULL,
+                 'allot_web cannot write allot.job');
+SELECT throws_ok($$INSERT INTO allot.workload (engine) VALUES ('X')$$, '42501', NULL,
+                 'allot_web cannot add a workload');
+SELECT throws_ok($$DELETE FROM allot.job_usage$$, '42501', NULL,
+                 'allot_web cannot touch the counters');
+SELECT throws_ok($$SELECT allot.run_transitioner()$$, '42501', NULL,
+                 'allot_web cannot run the transitioner');
+SELECT throws_ok($$SELECT * FROM allot.explain_assignment(1)$$, '42501', NULL,
+                 'allot_web cannot see other workloads'' usage through explain_assignment');
+SELECT throws_ok($$SELECT allot.validate_job(1, true)$$, '42501', NULL,
+                 'allot_web cannot validate jobs');
+SELECT throws_ok($$SELECT * FROM allot.check_invariants()$$, '42501', NULL,
+                 'allot_web cannot run check_invariants');
+SELECT throws_ok($$SELECT * FROM allot.fairness_state()$$, '42501', NULL,
+                 'allot_web cannot read fairness state');
+RESET ROLE;
+
+-- A report goes through as the web role; its job is one host 2 holds.
+SELECT min(id) AS held FROM allot.job WHERE host_id = 2 AND state = 'in_progress' \gset
+SET ROLE allot_test_web;
+SELECT is(allot.report_job(2, :held, 'success', 1, 3600, NULL, '2026-01-01 01:00') ->> 'state',
+          'done', 'allot_web: report_job takes the host''s own job');
+-- Another host's job is refused, and says nothing more about it.
+SELECT throws_ok(format($$SELECT allot.report_job(1, %s, 'success')$$,
+                        (SELECT :held + 0)), '55000', NULL,
+                 'allot_web: a host cannot report a job it does not hold');
+-- A pinned search_path: an object the caller puts first on its path is not used.
+SELECT lives_ok($$SET search_path = pg_temp, public, pg_catalog$$, 'the caller moves pg_catalog last');
+SELECT is(jsonb_typeof(allot.request_work(1, '{"resources": {"cpu": {"req_instances": 1}}}',
+                                          '2026-01-01 01:00')), 'object',
+          'allot_web: request_work still answers under the caller''s search_path');
+RESET search_path;
+RESET ROLE;
+
+-- The transitioner and the operator's views, as the admin.
+SET ROLE allot_test_admin;
+SELECT lives_ok($$SELECT allot.run_transitioner('2026-01-01 02:00')$$,
+                'allot_admin runs the transitioner');
+SELECT lives_ok($$SET allot.fairness = debt; SELECT allot.run_transitioner('2026-01-01 02:01'); RESET allot.fairness$$,
+                'allot_admin folds debts');
+SELECT is((SELECT count(*)::int FROM allot.check_invariants()), 0,
+          'allot_admin: check_invariants is empty');
+SELECT lives_ok($$UPDATE allot.workload SET priority = 2 WHERE id = 2$$,
+                'allot_admin changes a workload');
+SELECT lives_ok($$INSERT INTO allot.host (id, threads) VALUES (3, 2); DELETE FROM allot.host WHERE id = 3$$,
+                'allot_admin adds and removes a host');
+RESET ROLE;
+
+-- No other role owns or may change allot's objects.
+SELECT is((SELECT count(*)::int FROM pg_class
+            WHERE relnamespace = 'allot'::regnamespace
+              AND pg_get_userbyid(relowner) IN ('allot_web', 'allot_admin')),
+          0, 'allot''s tables belong to the extension''s owner, not to its roles');
+SELECT is((SELECT count(*)::int FROM pg_proc
+            WHERE pronamespace = 'allot'::regnamespace AND proowner = 'allot_web'::regrole),
+          0, 'allot_web owns nothing');
+SELECT ok(NOT has_schema_privilege('allot_web', 'allot', 'CREATE')
+          AND NOT has_schema_privilege('allot_admin', 'allot', 'CREATE'),
+          'neither role can create objects in schema allot');
+
+SELECT * FROM finish();
+ROLLBACK;
