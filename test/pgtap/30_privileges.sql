@@ -120,14 +120,15 @@ SELECT throws_ok($$SELECT * FROM allot.fairness_state()$$, '42501', NULL,
 RESET ROLE;
 
 -- A report goes through as the web role; its job is one host 2 holds.
-SELECT min(id) AS held FROM allot.job WHERE host_id = 2 AND state = 'in_progress' \gset
+SELECT min(id) AS held, max(id) AS other FROM allot.job
+ WHERE host_id = 2 AND state = 'in_progress' \gset
 SET ROLE allot_test_web;
 SELECT is(allot.report_job(2, :held, 'success', 1, 3600, NULL, '2026-01-01 01:00') ->> 'state',
           'done', 'allot_web: report_job takes the host''s own job');
 -- Another host's job is refused, and says nothing more about it.
-SELECT throws_ok(format($$SELECT allot.report_job(1, %s, 'success')$$,
-                        (SELECT :held + 0)), '55000', NULL,
-                 'allot_web: a host cannot report a job it does not hold');
+SELECT throws_ok(format($$SELECT allot.report_job(1, %s, 'success')$$, :other), '42501',
+                 format('job %s was not sent to host 1', :other),
+                 'allot_web: a host cannot report a job another host holds');
 -- A pinned search_path: an object the caller puts first on its path is not used.
 SELECT lives_ok($$SET search_path = pg_temp, public, pg_catalog$$, 'the caller moves pg_catalog last');
 SELECT is(jsonb_typeof(allot.request_work(1, '{"resources": {"cpu": {"req_instances": 1}}}',
