@@ -249,6 +249,30 @@ RESET allot.fairness;
 RESET allot.rec_half_life;
 
 -- ---------------------------------------------------------------------------
+-- Within one request, each job counts at once for the next pick: a host
+-- with 4 GPUs asking for 4 jobs from two equal workloads gets 2 of each in
+-- every mode (without it, recent and debt would send all 4 from one).
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION one_request(mode_ text) RETURNS TABLE (mode text, workload_id bigint, jobs bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM reset_farm();
+    PERFORM set_config('allot.fairness', mode_, true);
+    PERFORM add_app(1, false, true, 7.2e12, 10);
+    PERFORM add_app(2, false, true, 7.2e12, 10);
+    INSERT INTO allot.host (id, os, threads, cpu_flops) VALUES (1, 'Linux', 1, 1e9);
+    INSERT INTO allot.host_coproc (host_id, resource, count, peak_flops) VALUES (1, 'nvidia', 4, 2e9);
+    RETURN QUERY
+    SELECT mode_, (x ->> 'workload_id')::bigint, count(*)
+      FROM jsonb_array_elements(allot.request_work(1,
+               '{"resources": {"nvidia": {"req_instances": 4}}}', '2026-01-01', 7) -> 'jobs') x
+     GROUP BY 2 ORDER BY 2;
+END $$;
+SELECT * FROM one_request('current');
+SELECT * FROM one_request('recent');
+SELECT * FROM one_request('debt');
+
+-- ---------------------------------------------------------------------------
 -- Assignment workloads.  An assignment is worth the host's threads for one
 -- assignment_ttl (120 s): 8 threads -> 960 thread-seconds.
 -- ---------------------------------------------------------------------------
