@@ -89,6 +89,18 @@ ensure_packages() {
         apt-get install -y "${APT_PACKAGES[@]}" </dev/null || return 1
 }
 
+# Node.js and npm, for examples/web and test/t/006_web.pl.  Checked by
+# command, not by package: NodeSource's nodejs bundles npm and conflicts
+# with Debian's npm package, so asking apt for both would fail there.
+ensure_node() {
+    if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+        return 0
+    fi
+    say "installing nodejs and npm"
+    as_root apt-get update || return 1
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm </dev/null || return 1
+}
+
 # make clean; make; make install (the latter as root).  Written with explicit
 # error checks so that it also works inside `if ! build_and_install`.
 build_and_install() {

@@ -154,6 +154,7 @@ run_tap() {
 # ---------------------------------------------------------------------------
 
 ensure_packages
+ensure_node
 if ! build_and_install; then
     echo "build or install failed"
     FAILED=1
