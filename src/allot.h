@@ -62,19 +62,50 @@ allot_require_arg(FunctionCallInfo fcinfo, int argno, const char *name)
 				 errmsg("%s must not be NULL", name)));
 }
 
-/* Virtual time must be a real instant: arithmetic on infinity is meaningless. */
+/*
+ * The magnitudes allot accepts from callers (README "Errors"): far beyond
+ * any real farm, and narrow enough that every product, square and ratio
+ * allot forms from them stays finite and non-zero, and every deadline a
+ * valid timestamp.
+ */
+#define ALLOT_MIN_FLOPS 1.0			/* per second, of a device or a report */
+#define ALLOT_MAX_FLOPS 1e20
+#define ALLOT_MIN_SECS 1e-6			/* elapsed time, seconds per app unit */
+#define ALLOT_MAX_SECS 1e10
+#define ALLOT_MIN_APP_UNITS 1e-9
+#define ALLOT_MAX_APP_UNITS 1e12
+#define ALLOT_MIN_NOW_TEXT "1970-01-01"
+#define ALLOT_MAX_NOW_TEXT "9999-12-31"
+
+/* A positive number within [lo, hi], or ERROR naming it. */
+static inline void
+allot_check_range(double value, double lo, double hi, const char *name)
+{
+	if (!(value >= lo && value <= hi))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be between %g and %g, not %g", name, lo, hi, value)));
+}
+
+/*
+ * Virtual time must be a real instant, within years 1970 to 9999: arithmetic
+ * on infinity is meaningless, and a deadline must stay a valid timestamp.
+ */
 static inline TimestampTz
 allot_now_arg(FunctionCallInfo fcinfo, int argno)
 {
+	/* 1970-01-01 and 10000-01-01 00:00 UTC, in microseconds since 2000. */
+	const TimestampTz lo = -INT64CONST(946684800000000);
+	const TimestampTz hi = INT64CONST(252455616000000000);
 	TimestampTz now;
 
 	allot_require_arg(fcinfo, argno, "now");
 	now = PG_GETARG_TIMESTAMPTZ(argno);
-	if (TIMESTAMP_NOT_FINITE(now))
+	if (TIMESTAMP_NOT_FINITE(now) || now < lo || now >= hi)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("now must be a finite timestamp, not %s",
-						timestamptz_to_str(now))));
+				 errmsg("now must be a timestamp between %s and %s, not %s",
+						ALLOT_MIN_NOW_TEXT, ALLOT_MAX_NOW_TEXT, timestamptz_to_str(now))));
 	return now;
 }
 

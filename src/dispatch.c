@@ -27,6 +27,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -418,7 +419,10 @@ json_value_text(const JsonbValue *v)
 		case jbvNull:
 			return "null";
 		case jbvString:
-			return psprintf("\"%.*s\"", Min(v->val.string.len, 64), v->val.string.val);
+			/* Cut at a character boundary: the message must stay valid text. */
+			return psprintf("\"%.*s\"",
+							pg_mbcliplen(v->val.string.val, v->val.string.len, 64),
+							v->val.string.val);
 		case jbvNumeric:
 			return DatumGetCString(DirectFunctionCall1(numeric_out,
 													   NumericGetDatum(v->val.numeric)));
@@ -562,10 +566,23 @@ parse_client_version(const char *name, JsonbValue *value, void *arg)
 	obj = json_object_at(value, psprintf("request.app_versions.%s", name));
 	memset(cv, 0, sizeof(*cv));
 	cv->version_id = id;
+	/* 0 means "not stated"; anything else must be in range. */
 	if (json_key(obj, "seconds_per_app_unit", &v))
-		cv->seconds_per_app_unit = json_amount(&v, psprintf("request.app_versions.%s.seconds_per_app_unit", name));
+	{
+		char	   *path = psprintf("request.app_versions.%s.seconds_per_app_unit", name);
+
+		cv->seconds_per_app_unit = json_amount(&v, path);
+		if (cv->seconds_per_app_unit != 0)
+			allot_check_range(cv->seconds_per_app_unit, ALLOT_MIN_SECS, ALLOT_MAX_SECS, path);
+	}
 	if (json_key(obj, "raw_flops_per_sec", &v))
-		cv->raw_flops_per_sec = json_amount(&v, psprintf("request.app_versions.%s.raw_flops_per_sec", name));
+	{
+		char	   *path = psprintf("request.app_versions.%s.raw_flops_per_sec", name);
+
+		cv->raw_flops_per_sec = json_amount(&v, path);
+		if (cv->raw_flops_per_sec != 0)
+			allot_check_range(cv->raw_flops_per_sec, ALLOT_MIN_FLOPS, ALLOT_MAX_FLOPS, path);
+	}
 	ps->req->n_client++;
 }
 
@@ -1046,6 +1063,7 @@ pick_one(Dispatch *d, int r)
 					peak,
 					usage;
 		int			want;
+		double		want_jobs;
 		Pick	   *p;
 
 		if (d->fairness == FAIRNESS_DEBT)
@@ -1094,8 +1112,9 @@ pick_one(Dispatch *d, int r)
 		j = &d->jw[index[sel.chosen]];
 		cv = &cache->versions[version[sel.chosen]];
 		usage = r == cache->cpu ? cv->ncpus : cv->ncoprocs;
-		want = rr->instances > 0 && usage > 0 ? (int) ceil(rr->instances / usage) : 1;
-		want = Max(1, Min(want, Min(16, d->max_picks - d->n_picks)));
+		/* In double until it is small enough for an int. */
+		want_jobs = rr->instances > 0 && usage > 0 ? ceil(rr->instances / usage) : 1;
+		want = (int) Max(1, Min(want_jobs, Min(16, d->max_picks - d->n_picks)));
 		if (!take_job(d, j, want, &job_id, &predicted))
 		{
 			/* Others hold or took them all: look elsewhere. */

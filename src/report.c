@@ -149,10 +149,10 @@ job_not_found(int64 job_id)
 			 errhint("Jobs are the rows of allot.job.")));
 }
 
-/* A positive finite measurement, or NULL when optional. */
+/* A positive finite measurement within [lo, hi], or NULL when optional. */
 static bool
 measurement_arg(FunctionCallInfo fcinfo, int argno, const char *name, bool optional,
-				double *value)
+				double lo, double hi, double *value)
 {
 	if (PG_ARGISNULL(argno))
 	{
@@ -167,6 +167,7 @@ measurement_arg(FunctionCallInfo fcinfo, int argno, const char *name, bool optio
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a positive finite number, not %g", name, *value)));
+	allot_check_range(*value, lo, hi, name);
 	return true;
 }
 
@@ -219,9 +220,12 @@ allot_report_job(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown outcome \"%s\"", outcome),
 				 errhint("An outcome is success, error or aborted.")));
-	(void) measurement_arg(fcinfo, 3, "app_units", false, &app_units);
-	has_elapsed = measurement_arg(fcinfo, 4, "elapsed_secs", true, &elapsed);
-	has_raw = measurement_arg(fcinfo, 5, "raw_flops_per_sec", true, &raw_flops);
+	(void) measurement_arg(fcinfo, 3, "app_units", false,
+						   ALLOT_MIN_APP_UNITS, ALLOT_MAX_APP_UNITS, &app_units);
+	has_elapsed = measurement_arg(fcinfo, 4, "elapsed_secs", true,
+								  ALLOT_MIN_SECS, ALLOT_MAX_SECS, &elapsed);
+	has_raw = measurement_arg(fcinfo, 5, "raw_flops_per_sec", true,
+							  ALLOT_MIN_FLOPS, ALLOT_MAX_FLOPS, &raw_flops);
 	now = allot_now_arg(fcinfo, 6);
 
 	SPI_connect();

@@ -84,9 +84,9 @@ SELECT throws_ok($$SELECT * FROM allot.assign_workload(NULL, '2026-01-01 00:01:0
 SELECT throws_ok($$SELECT * FROM allot.assign_workload(101, NULL)$$,
                  '22004', 'now must not be NULL', 'assign_workload: NULL now');
 SELECT throws_ok($$SELECT * FROM allot.assign_workload(101, 'infinity')$$,
-                 '22023', 'now must be a finite timestamp, not infinity', 'assign_workload: now infinity');
+                 '22023', 'now must be a timestamp between 1970-01-01 and 9999-12-31, not infinity', 'assign_workload: now infinity');
 SELECT throws_ok($$SELECT * FROM allot.assign_workload(101, '-infinity')$$,
-                 '22023', 'now must be a finite timestamp, not -infinity', 'assign_workload: now -infinity');
+                 '22023', 'now must be a timestamp between 1970-01-01 and 9999-12-31, not -infinity', 'assign_workload: now -infinity');
 SELECT pg_temp.unchanged('assign_workload: NULL or infinite arguments change nothing');
 
 SELECT throws_ok($$SELECT * FROM allot.explain_assignment(NULL, '2026-01-01 00:01:00+00')$$,
@@ -94,7 +94,7 @@ SELECT throws_ok($$SELECT * FROM allot.explain_assignment(NULL, '2026-01-01 00:0
 SELECT throws_ok($$SELECT * FROM allot.explain_assignment(101, NULL)$$,
                  '22004', 'now must not be NULL', 'explain_assignment: NULL now');
 SELECT throws_ok($$SELECT * FROM allot.explain_assignment(101, 'infinity')$$,
-                 '22023', 'now must be a finite timestamp, not infinity', 'explain_assignment: now infinity');
+                 '22023', 'now must be a timestamp between 1970-01-01 and 9999-12-31, not infinity', 'explain_assignment: now infinity');
 SELECT pg_temp.unchanged('explain_assignment: NULL or infinite arguments change nothing');
 
 SELECT throws_ok($$SELECT allot.heartbeat(NULL, '2026-01-01 00:01:00+00')$$,
@@ -102,7 +102,7 @@ SELECT throws_ok($$SELECT allot.heartbeat(NULL, '2026-01-01 00:01:00+00')$$,
 SELECT throws_ok($$SELECT allot.heartbeat(101, NULL)$$,
                  '22004', 'now must not be NULL', 'heartbeat: NULL now');
 SELECT throws_ok($$SELECT allot.heartbeat(101, 'infinity')$$,
-                 '22023', 'now must be a finite timestamp, not infinity', 'heartbeat: now infinity');
+                 '22023', 'now must be a timestamp between 1970-01-01 and 9999-12-31, not infinity', 'heartbeat: now infinity');
 SELECT pg_temp.unchanged('heartbeat: NULL or infinite arguments change nothing');
 
 SELECT throws_ok($$SELECT allot.release_assignment(NULL)$$,
@@ -114,7 +114,7 @@ SELECT pg_temp.unchanged('release_assignment: NULL host_id changes nothing');
 SELECT throws_ok($$SELECT allot.expire_assignments(NULL)$$,
                  '22004', 'now must not be NULL', 'expire_assignments: NULL now');
 SELECT throws_ok($$SELECT allot.expire_assignments('infinity')$$,
-                 '22023', 'now must be a finite timestamp, not infinity', 'expire_assignments: now infinity');
+                 '22023', 'now must be a timestamp between 1970-01-01 and 9999-12-31, not infinity', 'expire_assignments: now infinity');
 SELECT pg_temp.unchanged('expire_assignments: NULL or infinite now changes nothing');
 SELECT is_empty('SELECT * FROM allot.check_invariants()', 'NULL and infinite arguments: invariants hold');
 

@@ -207,9 +207,9 @@ SELECT pg_temp.rejects($$SELECT allot.request_work(101, '{}', NULL, 1)$$, '22004
 SELECT pg_temp.rejects($$SELECT allot.request_work(424242, '{"work_req_seconds": 3600}', '2026-01-01 02:00:00+00', 1)$$,
     'P0002', 'host 424242 does not exist', 'request_work: unknown host');
 SELECT pg_temp.rejects($$SELECT allot.request_work(101, '{}', 'infinity', 1)$$, '22023',
-    'now must be a finite timestamp, not infinity', 'request_work: now infinity');
+    'now must be a timestamp between 1970-01-01 and 9999-12-31, not infinity', 'request_work: now infinity');
 SELECT pg_temp.rejects($$SELECT allot.request_work(101, '{}', '-infinity', 1)$$, '22023',
-    'now must be a finite timestamp, not -infinity', 'request_work: now -infinity');
+    'now must be a timestamp between 1970-01-01 and 9999-12-31, not -infinity', 'request_work: now -infinity');
 SELECT is_empty('SELECT * FROM allot.check_invariants()', 'request_work: bad requests, invariants hold');
 
 -- ---------------------------------------------------------------------------
@@ -266,7 +266,7 @@ SELECT pg_temp.rejects($$SELECT allot.report_job(101, 102, NULL, 1, 3000, NULL, 
 SELECT pg_temp.rejects($$SELECT allot.report_job(101, 102, 'success', 1, 3000, NULL, NULL)$$,
     '22004', 'now must not be NULL', 'report_job: NULL now');
 SELECT pg_temp.rejects($$SELECT allot.report_job(101, 102, 'success', 1, 3000, NULL, 'infinity')$$,
-    '22023', 'now must be a finite timestamp, not infinity', 'report_job: now infinity');
+    '22023', 'now must be a timestamp between 1970-01-01 and 9999-12-31, not infinity', 'report_job: now infinity');
 SELECT is_empty('SELECT * FROM allot.check_invariants()', 'report_job: bad reports, invariants hold');
 
 -- A repeated identical report (here of job 101, returned at 01:00) gets the
@@ -318,7 +318,7 @@ SELECT pg_temp.rejects($$SELECT * FROM allot.host_queue(101, 3600, NULL, '2026-0
 SELECT pg_temp.rejects($$SELECT * FROM allot.host_queue(101, 3600, 86400, NULL)$$,
     '22004', 'now must not be NULL', 'host_queue: NULL now');
 SELECT pg_temp.rejects($$SELECT * FROM allot.host_queue(101, 3600, 86400, 'infinity')$$,
-    '22023', 'now must be a finite timestamp, not infinity', 'host_queue: now infinity');
+    '22023', 'now must be a timestamp between 1970-01-01 and 9999-12-31, not infinity', 'host_queue: now infinity');
 SELECT pg_temp.rejects($$SELECT * FROM allot.host_queue(101, -1, 86400, '2026-01-01 02:00:00+00')$$,
     '22023', 'min_buf_secs must be a non-negative finite number of seconds, not -1', 'host_queue: negative min_buf_secs');
 SELECT pg_temp.rejects($$SELECT * FROM allot.host_queue(101, 3600, -1, '2026-01-01 02:00:00+00')$$,
