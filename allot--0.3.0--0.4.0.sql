@@ -151,6 +151,29 @@ COMMENT ON FUNCTION allot.fairness_state(timestamptz) IS
     'Recent estimated credit (decayed to now), long-term debt as of the last fold, and credit sent since, per (workload, resource)';
 
 /* ---------------------------------------------------------------------------
+ * Ranges (README "Errors"): magnitudes far beyond any real farm, but within
+ * which every product, sum and deadline allot forms stays finite, in range of
+ * bigint (job_usage.mflops) and a valid timestamp.  The C functions check
+ * the same ranges on their arguments (allot.h).  NOT VALID: rows an older
+ * version accepted are left alone; new and changed rows are checked.
+ * ------------------------------------------------------------------------- */
+ALTER TABLE allot.host
+    ADD CONSTRAINT host_cpu_flops_range
+        CHECK (cpu_flops IS NULL OR cpu_flops BETWEEN 1 AND 1e18) NOT VALID;
+ALTER TABLE allot.host_coproc
+    ADD CONSTRAINT host_coproc_peak_flops_range
+        CHECK (peak_flops BETWEEN 1 AND 1e18) NOT VALID,
+    ADD CONSTRAINT host_coproc_count_range CHECK (count <= 1024) NOT VALID;
+ALTER TABLE allot.app_version
+    ADD CONSTRAINT app_version_usage_range CHECK (ncpus <= 1024 AND ncoprocs <= 1024) NOT VALID;
+ALTER TABLE allot.job
+    ADD CONSTRAINT job_predicted_app_units_range
+        CHECK (predicted_app_units BETWEEN 1e-9 AND 1e12) NOT VALID;
+ALTER TABLE allot.workload
+    ADD CONSTRAINT workload_delay_bound_range
+        CHECK (delay_bound <= interval '100 years') NOT VALID;
+
+/* ---------------------------------------------------------------------------
  * Privileges (README "Privileges").
  *
  *   allot_web    the web layer: EXECUTE on the five functions a host's
@@ -245,3 +268,11 @@ GRANT EXECUTE ON FUNCTION
 
 /* Debts are long-term state: pg_dump keeps them. */
 SELECT pg_catalog.pg_extension_config_dump('allot.workload_credit', '');
+
+/* pg_dump keeps where the identity sequences stand, so that a restored farm
+ * goes on numbering where it left off. */
+SELECT pg_catalog.pg_extension_config_dump('allot.workload_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('allot.host_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('allot.app_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('allot.app_version_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('allot.job_id_seq', '');

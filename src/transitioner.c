@@ -2,7 +2,7 @@
  * transitioner.c: run_transitioner and validate_job (seed 004).
  *
  * One call does bounded work (allot.transitioner_batch rows per step) in
- * four steps (five under allot.fairness = debt), each taking its rows FOR UPDATE SKIP LOCKED so that
+ * four steps (five under allot.fairness = debt, where the fold comes first), each taking its rows FOR UPDATE SKIP LOCKED so that
  * concurrent calls, and dispatch, share the work instead of waiting:
  *
  *   time out   jobs in progress past their deadline go back to unsent for
@@ -106,13 +106,18 @@ prepare_plans(void)
 						   " WHERE j.state = 'done' AND NOT j.sampled"
 						   " ORDER BY j.id LIMIT $1 FOR UPDATE OF j SKIP LOCKED",
 						   1, limit);
-	/* Locked in id order; the locking read returns each app's latest row. */
+	/*
+	 * Locked in id order; the locking read returns each app's latest row.
+	 * An app another transaction holds (a report updating its statistics)
+	 * is skipped, and its jobs stay unsampled for the next call: waiting
+	 * for it, with job_usage rows already held, could deadlock.
+	 */
 	apps_plan = allot_prepare(
 						"SELECT a.id, a.reference_jobs, a.cpu_samples, a.gpu_samples,"
 						"       a.cpu_flops_per_au, a.gpu_flops_per_au, a.est_flops_per_au,"
 						"       EXISTS (SELECT FROM allot.app_version v"
 						"                WHERE v.app_id = a.id AND v.resource = 'cpu')"
-						"  FROM allot.app a WHERE a.id = ANY ($1) ORDER BY a.id FOR UPDATE",
+						"  FROM allot.app a WHERE a.id = ANY ($1) ORDER BY a.id FOR UPDATE SKIP LOCKED",
 						1, ids);
 	/* Seed 004 note 2: how efficient GPUs are, seen on apps with both. */
 	efficiency_plan = allot_prepare(
@@ -163,6 +168,7 @@ typedef struct AppSamples
 	int			ncpu_ref;
 	double	   *gpu_ref;
 	int			ngpu_ref;
+	bool		locked;			/* its row was locked and updated this call */
 } AppSamples;
 
 static AppSamples *
@@ -259,8 +265,10 @@ estimate_flops(int64 *samples_taken, int64 *figures_made)
 	AppSamples *apps;
 	int			napps = 0;
 	Datum	   *job_ids;
+	int64	   *job_app;
 	Datum	   *app_ids;
-	int			njobs;
+	int			njobs,
+				nsampled = 0;
 	bool		isnull;
 	double		efficiency = allot_gpu_efficiency;
 	int64		updated = 0;
@@ -276,6 +284,7 @@ estimate_flops(int64 *samples_taken, int64 *figures_made)
 
 	apps = palloc0(sizeof(AppSamples) * (njobs + 1));
 	job_ids = palloc(sizeof(Datum) * (njobs + 1));
+	job_app = palloc(sizeof(int64) * (njobs + 1));
 	for (int i = 0; i < njobs; i++)
 	{
 		HeapTuple	t = SPI_tuptable->vals[i];
@@ -286,8 +295,8 @@ estimate_flops(int64 *samples_taken, int64 *figures_made)
 		Datum		v;
 
 		job_ids[i] = SPI_getbinval(t, d, 1, &isnull);
-		a = app_samples(apps, &napps, njobs + 1,
-						DatumGetInt64(SPI_getbinval(t, d, 2, &isnull)));
+		job_app[i] = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
+		a = app_samples(apps, &napps, njobs + 1, job_app[i]);
 		gpu = DatumGetBool(SPI_getbinval(t, d, 3, &isnull));
 		reference = DatumGetBool(SPI_getbinval(t, d, 4, &isnull));
 		v = SPI_getbinval(t, d, 5, &isnull);
@@ -407,15 +416,20 @@ estimate_flops(int64 *samples_taken, int64 *figures_made)
 			unulls[5] = has_est ? ' ' : 'n';
 			if (SPI_execute_plan(app_update_plan, uargs, unulls, false, 0) != SPI_OK_UPDATE)
 				elog(ERROR, "could not update app %lld", (long long) id);
+			a->locked = true;
 			updated++;
 		}
 	}
 
-	args[0] = PointerGetDatum(construct_array(job_ids, njobs, INT8OID, 8, FLOAT8PASSBYVAL,
+	/* Only the jobs of the apps updated are done with. */
+	for (int i = 0; i < njobs; i++)
+		if (app_samples(apps, &napps, njobs + 1, job_app[i])->locked)
+			job_ids[nsampled++] = job_ids[i];
+	args[0] = PointerGetDatum(construct_array(job_ids, nsampled, INT8OID, 8, FLOAT8PASSBYVAL,
 											  TYPALIGN_DOUBLE));
 	if (SPI_execute_plan(sampled_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not mark jobs sampled");
-	return njobs;
+	return nsampled;
 }
 
 static int64
@@ -451,6 +465,21 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 	SPI_connect();
 	prepare_plans();
 
+	/*
+	 * Debts first: the fold locks credit rows, which requests lock before
+	 * their usage rows; folding after the steps below, which hold usage
+	 * rows, could deadlock with them.
+	 */
+	if (allot_fairness_mode() == FAIRNESS_DEBT)
+	{
+		Oid			fold_args[1] = {TIMESTAMPTZOID};
+
+		if (fold_plan == NULL)
+			fold_plan = allot_prepare("SELECT allot.fold_debts($1)", 1, fold_args);
+		args[0] = TimestampTzGetDatum(now);
+		folded = count_result(fold_plan, args, SPI_OK_SELECT);
+	}
+
 	args[0] = TimestampTzGetDatum(now);
 	args[1] = Int32GetDatum(allot_transitioner_batch);
 	args[2] = Int32GetDatum(allot_daily_quota);
@@ -463,16 +492,6 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 
 	args[0] = Int32GetDatum(allot_transitioner_batch);
 	credited = count_result(credit_plan, args, SPI_OK_UPDATE);
-
-	if (allot_fairness_mode() == FAIRNESS_DEBT)
-	{
-		Oid			fold_args[1] = {TIMESTAMPTZOID};
-
-		if (fold_plan == NULL)
-			fold_plan = allot_prepare("SELECT allot.fold_debts($1)", 1, fold_args);
-		args[0] = TimestampTzGetDatum(now);
-		folded = count_result(fold_plan, args, SPI_OK_SELECT);
-	}
 
 	SPI_finish();
 	json = psprintf("{\"timed_out\": %lld, \"expired_assignments\": %lld,"
@@ -541,7 +560,7 @@ allot_percentile_disc_sql(PG_FUNCTION_ARGS)
 	if (!(p >= 0 && p <= 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("fraction must be between 0 and 1, not %g", p)));
+				 errmsg("fraction must be between 0 and 1, not %.17g", p)));
 	if (ARR_NDIM(array) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),

@@ -1,0 +1,107 @@
+# Shared by the Perl TAP tests of allot that put a farm through a crash or a
+# dump and restore: what a consistent farm looks like, and how to tell that
+# a killed server's processes are really gone.
+package AllotLoad;
+
+use strict;
+use warnings;
+use Exporter 'import';
+
+our @EXPORT_OK = qw(farm_problems child_processes processes_gone);
+
+# One line per job whose row contradicts its state or its reports.  Every
+# rule follows from what request_work, report_job and run_transitioner
+# write (README, "Job workloads" and "Reports"):
+#   - a job in progress knows its host, version, sending time, deadline,
+#     estimate and peak FLOPS, and has not been reported for that sending;
+#   - an unsent job is held by nobody;
+#   - a done or errored job keeps its host and has the report that finished
+#     it, for that very sending;
+#   - a job was sent with a version of its own workload's app;
+#   - a job succeeds at most once, and every report's reply names its job
+#     and outcome.
+my $job_problems = q{
+SELECT pg_catalog.format('job %s (%s): %s', id, state, problem)
+  FROM (SELECT j.id, j.state,
+               CASE
+               WHEN j.state = 'in_progress'
+                    AND (j.host_id IS NULL OR j.app_version_id IS NULL OR j.sent_at IS NULL
+                         OR j.deadline IS NULL OR j.est_secs IS NULL
+                         OR j.peak_flops_per_sec IS NULL)
+                 THEN 'in progress without its host, version, deadline or estimate'
+               WHEN j.state = 'in_progress'
+                    AND EXISTS (SELECT FROM allot.job_report r
+                                 WHERE r.job_id = j.id AND r.host_id = j.host_id
+                                   AND r.sent_at = j.sent_at)
+                 THEN 'in progress although this sending was already reported'
+               WHEN j.state = 'unsent'
+                    AND (j.host_id IS NOT NULL OR j.app_version_id IS NOT NULL
+                         OR j.sent_at IS NOT NULL OR j.deadline IS NOT NULL)
+                 THEN 'unsent but still held'
+               WHEN j.state IN ('done', 'error')
+                    AND NOT EXISTS (SELECT FROM allot.job_report r
+                                     WHERE r.job_id = j.id AND r.host_id = j.host_id
+                                       AND r.sent_at = j.sent_at AND r.outcome = j.outcome)
+                 THEN 'finished without the report that finished it'
+               WHEN j.app_version_id IS NOT NULL
+                    AND NOT EXISTS (SELECT FROM allot.app_version v
+                                      JOIN allot.workload w ON w.app_id = v.app_id
+                                     WHERE v.id = j.app_version_id AND w.id = j.workload_id)
+                 THEN 'sent with a version of another app'
+               END AS problem
+          FROM allot.job j) p
+ WHERE problem IS NOT NULL
+UNION ALL
+SELECT pg_catalog.format('job %s: %s success reports', job_id, count(*))
+  FROM allot.job_report WHERE outcome = 'success'
+ GROUP BY job_id HAVING count(*) > 1
+UNION ALL
+SELECT pg_catalog.format('report of job %s by host %s: outcome %s, reply %s',
+                         job_id, host_id, outcome, reply)
+  FROM allot.job_report
+ WHERE reply ->> 'outcome' IS DISTINCT FROM outcome
+    OR (reply ->> 'job_id')::bigint IS DISTINCT FROM job_id
+};
+
+# farm_problems($node, $db): check_invariants() (usage tables against the
+# assignments and jobs they summarise) and the job rules above, as one
+# string, one problem a line; empty when the farm is consistent.
+sub farm_problems
+{
+	my ($node, $db) = @_;
+	return $node->safe_psql($db,
+		"SELECT * FROM allot.check_invariants() UNION ALL $job_problems ORDER BY 1"
+	);
+}
+
+# child_processes($pid): the processes whose parent is $pid (Linux /proc).
+# Taken before a postmaster is killed, it lists every process that may still
+# hold its shared memory afterwards.
+sub child_processes
+{
+	my ($parent) = @_;
+	my @children;
+	opendir(my $proc, '/proc') or die "cannot read /proc: $!";
+	for my $pid (grep { /^\d+$/ } readdir($proc))
+	{
+		open(my $fh, '<', "/proc/$pid/stat") or next;    # gone meanwhile
+		my $stat = <$fh>;
+		close($fh);
+		# field 4, after the parenthesised command name, is the parent
+		push @children, $pid
+		  if defined $stat && $stat =~ /\)\s+\S+\s+(\d+)\s/ && $1 == $parent;
+	}
+	closedir($proc);
+	return @children;
+}
+
+# processes_gone(@pids): true once none of these processes exists, not even
+# as a zombie.  A new postmaster refuses to start while the pid in
+# postmaster.pid answers kill(pid, 0), which a killed postmaster does until
+# init reaps it.
+sub processes_gone
+{
+	return !grep { kill(0, $_) } @_;
+}
+
+1;
