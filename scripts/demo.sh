@@ -2,7 +2,9 @@
 # Run the allot demo: install prerequisites, build and install allot, start a
 # throwaway cluster (pg_cron preloaded, cron.database_name = allot_demo),
 # create database allot_demo with pg_cron and allot, run examples/demo.sql,
-# then stop the cluster.
+# then run the fleet emulator's reference scenario (1,000 hosts for a
+# virtual week, emulator/scenarios/fleet_week.scn) in database
+# allot_emulate, and stop the cluster.
 #
 # Usage: scripts/demo.sh [--keep]
 #   --keep   leave the cluster running afterwards and print how to connect
@@ -17,7 +19,7 @@ KEEP=0
 for arg in "$@"; do
     case $arg in
         --keep) KEEP=1 ;;
-        -h|--help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) die "unknown argument: $arg (try --help)" ;;
     esac
 done
@@ -36,6 +38,26 @@ say "running examples/demo.sql"
 rc=0
 psql -X -v ON_ERROR_STOP=1 -d "$DEMO_DB" -f examples/demo.sql || rc=$?
 [ "$rc" -eq 0 ] || echo "examples/demo.sql failed (psql exit $rc)" >&2
+
+# The fleet emulator: the same allot, driven through its public functions
+# by 1,000 emulated hosts in virtual time.  Its outputs stay in the tree.
+EMU_SCENARIO=emulator/scenarios/fleet_week.scn
+EMU_OUT=emulator/out/demo-$(date +%Y%m%d-%H%M%S)
+say "fleet emulator: $EMU_SCENARIO"
+emu_rc=0
+{ make -s -C emulator BUILD="$DEMO_DIR/emulator" PG_CONFIG="$PG_CONFIG" &&
+  createdb allot_emulate &&
+  psql -X -q -v ON_ERROR_STOP=1 -d allot_emulate -c 'CREATE EXTENSION allot' &&
+  mkdir -p "$EMU_OUT" &&
+  run_limited 1800 "" "$DEMO_DIR/emulator/allot-emulate" \
+      -d dbname=allot_emulate -o "$EMU_OUT" "$EMU_SCENARIO"
+} || emu_rc=$?
+if [ "$emu_rc" -eq 0 ]; then
+    say "fleet emulator chart: $(cd "$EMU_OUT" && pwd)/shares.svg"
+else
+    echo "the fleet emulator failed (exit $emu_rc)" >&2
+    [ "$rc" -ne 0 ] || rc=$emu_rc
+fi
 
 if [ "$KEEP" = 1 ]; then
     unregister_tmpdir "$DEMO_DIR"     # the EXIT trap leaves it alone now
