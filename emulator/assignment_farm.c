@@ -175,19 +175,8 @@ assignment_farm_run(Emulator *em)
 				heap_push(em, h);
 			}
 		}
-		if (t >= next_transitioner)
-		{
-			if (!run_transitioner(em, t))
-				return false;
-			next_transitioner += s->transitioner_interval;
-		}
-		while (t >= (bucket + 1) * s->bucket - EPS && bucket < em->m.nbuckets)
-		{
-			if (!sample_bucket(em, bucket))
-				return false;
-			bucket++;
-		}
-		progress(em, t, false);
+		if (!end_of_tick(em, t, &next_transitioner, &bucket))
+			return false;
 		if (t >= s->length)
 			break;
 	}

@@ -243,6 +243,7 @@ extern bool apply_settings(Emulator *em, PGconn *conn);
 extern bool apply_events(Emulator *em, double now);
 extern bool sample_bucket(Emulator *em, int bucket);
 extern bool run_transitioner(Emulator *em, double now);
+extern bool end_of_tick(Emulator *em, double t, double *next_transitioner, int *bucket);
 extern int	resource_index(Emulator *em, const char *name);
 
 /* host.c */

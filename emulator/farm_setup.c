@@ -441,3 +441,28 @@ run_transitioner(Emulator *em, double now)
 	em->last_transitioner = now;
 	return true;
 }
+
+/*
+ * What every farm does after a tick's requests: run the transitioner when
+ * its interval is up, sample the buckets that ended, show progress.
+ */
+bool
+end_of_tick(Emulator *em, double t, double *next_transitioner, int *bucket)
+{
+	const Scenario *s = &em->scn;
+
+	if (t >= *next_transitioner)
+	{
+		if (!run_transitioner(em, t))
+			return false;
+		*next_transitioner += s->transitioner_interval;
+	}
+	while (t >= (*bucket + 1) * s->bucket - EPS && *bucket < em->m.nbuckets)
+	{
+		if (!sample_bucket(em, *bucket))
+			return false;
+		(*bucket)++;
+	}
+	progress(em, t, false);
+	return true;
+}
