@@ -131,7 +131,9 @@ $$;
 COMMENT ON FUNCTION allot.fold_debts(timestamptz) IS
     'Fold the credit handed out since the last call into the long-term debts (run_transitioner calls it when allot.fairness = debt)';
 
-/* What the operator looks at: each row with its REC decayed to now. */
+/* What the operator looks at: each row with its REC decayed to now.  (In a
+ * session that has not loaded allot's library yet the setting is unknown:
+ * its default, 10 days, applies.) */
 CREATE FUNCTION allot.fairness_state(now timestamptz DEFAULT now())
     RETURNS TABLE (workload_id bigint, resource text, rec double precision,
                    debt double precision, sent double precision)
@@ -140,7 +142,7 @@ CREATE FUNCTION allot.fairness_state(now timestamptz DEFAULT now())
 AS $$
     SELECT c.workload_id, c.resource,
            allot.decay(c.rec, extract(epoch FROM now - c.rec_at)::double precision,
-                       extract(epoch FROM current_setting('allot.rec_half_life')::interval)
+                       extract(epoch FROM coalesce(current_setting('allot.rec_half_life', true), '10d')::interval)
                            ::double precision),
            c.debt, c.sent
       FROM allot.workload_credit c

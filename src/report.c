@@ -73,8 +73,17 @@ prepare_plans(void)
 	 * millions of reports): with d = x - mean and n reports so far,
 	 * mean += d / (n + 1) and m2 += d^2 * n / (n + 1).
 	 */
+	/*
+	 * Every outcome locks the app's row first, where only a success
+	 * updates it: reports then lock app before usage rows in any order of
+	 * outcomes, and two transactions that each report several jobs cannot
+	 * deadlock over an app and a usage row.
+	 */
 	accept_plan = allot_prepare(
-						  "WITH j AS ("
+						  "WITH app AS ("
+						  "  SELECT a.id FROM allot.app a JOIN allot.app_version v ON v.app_id = a.id"
+						  "   WHERE v.id = $13 FOR NO KEY UPDATE OF a),"
+						  " j AS ("
 						  "  UPDATE allot.job"
 						  "     SET state = $9, returned_at = $7, outcome = $3,"
 						  "         app_units = CASE WHEN $3 = 'success' THEN $4 END,"
@@ -88,7 +97,7 @@ prepare_plans(void)
 						  "         est_secs = CASE WHEN $9 = 'unsent' THEN NULL ELSE est_secs END,"
 						  "         peak_flops_per_sec = CASE WHEN $9 = 'unsent' THEN NULL"
 						  "                                   ELSE peak_flops_per_sec END"
-						  "   WHERE id = $1"
+						  "   WHERE id = $1 AND EXISTS (SELECT FROM app)"
 						  "  RETURNING $12::timestamptz AS sent_at, $13::bigint AS app_version_id,"
 						  "            $14::float8 AS predicted_app_units),"
 						  " hv AS ("
