@@ -3,8 +3,8 @@
 # throwaway cluster (pg_cron preloaded, cron.database_name = allot_demo),
 # create database allot_demo with pg_cron and allot, run examples/demo.sql,
 # then run the fleet emulator's reference scenario (1,000 hosts for a
-# virtual week, emulator/scenarios/fleet_week.scn) in database
-# allot_emulate, and stop the cluster.
+# virtual week, emulator/scenarios/fleet_week.scn, under fairness recent) in
+# database allot_emulate, and stop the cluster.
 #
 # Usage: scripts/demo.sh [--keep]
 #   --keep   leave the cluster running afterwards and print how to connect
@@ -40,7 +40,9 @@ psql -X -v ON_ERROR_STOP=1 -d "$DEMO_DB" -f examples/demo.sql || rc=$?
 [ "$rc" -eq 0 ] || echo "examples/demo.sql failed (psql exit $rc)" >&2
 
 # The fleet emulator: the same allot, driven through its public functions
-# by 1,000 emulated hosts in virtual time.  Its outputs stay in the tree.
+# by 1,000 emulated hosts in virtual time, under allot.fairness = recent,
+# the mode README "The fleet emulator" recommends for hosts that buffer
+# hours of work.  Its outputs stay in the tree.
 EMU_SCENARIO=emulator/scenarios/fleet_week.scn
 EMU_OUT=emulator/out/demo-$(date +%Y%m%d-%H%M%S)
 say "fleet emulator: $EMU_SCENARIO"
@@ -50,7 +52,7 @@ emu_rc=0
   psql -X -q -v ON_ERROR_STOP=1 -d allot_emulate -c 'CREATE EXTENSION allot' &&
   mkdir -p "$EMU_OUT" &&
   run_limited 1800 "" "$DEMO_DIR/emulator/allot-emulate" \
-      -d dbname=allot_emulate -o "$EMU_OUT" "$EMU_SCENARIO"
+      -d dbname=allot_emulate -o "$EMU_OUT" -s allot.fairness=recent "$EMU_SCENARIO"
 } || emu_rc=$?
 if [ "$emu_rc" -eq 0 ]; then
     say "fleet emulator chart: $(cd "$EMU_OUT" && pwd)/shares.svg"
