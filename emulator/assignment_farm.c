@@ -117,16 +117,10 @@ assignment_farm_run(Emulator *em)
 	for (;;)
 	{
 		double		t = ceil(heap_min(em) / s->tick) * s->tick;
-		double		next_event = INFINITY;
+		double		next_event = next_event_at(em);
 		int			ndue = 0;
 		Host	   *h;
 
-		for (int e = 0; e < s->nevents; e++)
-			if (!s->events[e].done && s->events[e].at < next_event)
-				next_event = s->events[e].at;
-		for (int w = 0; w < s->nworkloads; w++)
-			if (!em->wl_present[w] && s->workloads[w].start < next_event)
-				next_event = s->workloads[w].start;
 		t = fmin(t, fmin(next_transitioner, fmin((bucket + 1) * s->bucket, next_event)));
 		if (t > s->length)
 			t = s->length;
@@ -159,13 +153,8 @@ assignment_farm_run(Emulator *em)
 						em->m.requests++;
 				}
 			}
-			if (em->ncontacts > 0 && !pipeline_run(em, on_result, em))
+			if (!run_contacts(em, on_result))
 				return false;
-			if (em->pipe.errors > 0)
-			{
-				fprintf(stderr, "\n%ld call(s) failed; the first: %s", em->pipe.errors, em->pipe.first_error);
-				return false;
-			}
 			for (int i = 0; i < ndue; i++)
 			{
 				h = due[i];

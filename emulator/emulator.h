@@ -229,6 +229,7 @@ extern PGconn *connect_db(const char *conninfo);
 extern bool pipeline_open(Emulator *em, int nconn);
 extern void pipeline_close(Emulator *em);
 extern bool pipeline_run(Emulator *em, ResultFn fn, void *ctx);
+extern bool run_contacts(Emulator *em, ResultFn fn);
 extern bool control_exec(Emulator *em, const char *sql);
 extern PGresult *control_query(Emulator *em, const char *sql, int nparams, const char *const *values);
 extern void tick_reset(Emulator *em);
@@ -244,6 +245,7 @@ extern bool apply_events(Emulator *em, double now);
 extern bool sample_bucket(Emulator *em, int bucket);
 extern bool run_transitioner(Emulator *em, double now);
 extern bool end_of_tick(Emulator *em, double t, double *next_transitioner, int *bucket);
+extern double next_event_at(const Emulator *em);
 extern int	resource_index(Emulator *em, const char *name);
 
 /* host.c */

@@ -466,3 +466,19 @@ end_of_tick(Emulator *em, double t, double *next_transitioner, int *bucket)
 	progress(em, t, false);
 	return true;
 }
+
+/* The next scenario event or workload arrival still to come; INFINITY: none. */
+double
+next_event_at(const Emulator *em)
+{
+	const Scenario *s = &em->scn;
+	double		next = INFINITY;
+
+	for (int e = 0; e < s->nevents; e++)
+		if (!s->events[e].done && s->events[e].at < next)
+			next = s->events[e].at;
+	for (int w = 0; w < s->nworkloads; w++)
+		if (!em->wl_present[w] && s->workloads[w].start < next)
+			next = s->workloads[w].start;
+	return next;
+}

@@ -224,16 +224,10 @@ job_farm_run(Emulator *em)
 	{
 		double		t = ceil(heap_min(em) / s->tick) * s->tick;
 		double		next_bucket = (bucket + 1) * s->bucket;
-		double		next_event = INFINITY;
+		double		next_event = next_event_at(em);
 		int			ndue = 0;
 		Host	   *h;
 
-		for (int e = 0; e < s->nevents; e++)
-			if (!s->events[e].done && s->events[e].at < next_event)
-				next_event = s->events[e].at;
-		for (int w = 0; w < s->nworkloads; w++)
-			if (!em->wl_present[w] && s->workloads[w].start < next_event)
-				next_event = s->workloads[w].start;
 		if (next_transitioner < t)
 			t = next_transitioner;
 		if (next_bucket < t)
@@ -255,13 +249,8 @@ job_farm_run(Emulator *em)
 				build_contact(em, h);
 				due[ndue++] = h;
 			}
-			if (em->ncontacts > 0 && !pipeline_run(em, on_result, em))
+			if (!run_contacts(em, on_result))
 				return false;
-			if (em->pipe.errors > 0)
-			{
-				fprintf(stderr, "\n%ld call(s) failed; the first: %s", em->pipe.errors, em->pipe.first_error);
-				return false;
-			}
 			for (int i = 0; i < ndue; i++)
 				schedule(em, due[i]);
 		}

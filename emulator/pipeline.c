@@ -372,3 +372,17 @@ pipeline_run(Emulator *em, ResultFn fn, void *ctx)
 	free(order);
 	return ok;
 }
+
+/* Send this tick's contacts; false, with the first failure shown, if any call failed. */
+bool
+run_contacts(Emulator *em, ResultFn fn)
+{
+	if (em->ncontacts > 0 && !pipeline_run(em, fn, em))
+		return false;
+	if (em->pipe.errors > 0)
+	{
+		fprintf(stderr, "\n%ld call(s) failed; the first: %s", em->pipe.errors, em->pipe.first_error);
+		return false;
+	}
+	return true;
+}
