@@ -42,10 +42,11 @@ AS $$
                 ELSE value * pg_catalog.power(0.5::double precision, age_secs / half_life_secs) END
 $$;
 
-/* The (workload, resource) pairs that accrue debt now: active with work for
- * the resource, or given some of it since the last fold (seed 001: "if P
- * supplies a job for R").  jobs: a job workload (FLOPs), else an assignment
- * workload (thread-seconds on the CPU). */
+/* The (workload, resource) pairs that accrue debt now: active, and with work
+ * for the resource or given some of it since the last fold (seed 001: "if P
+ * supplies a job for R").  Requests project debts between folds over the
+ * same pairs (src/fairness.c, allot_overall_debts).  jobs: a job workload
+ * (FLOPs), else an assignment workload (thread-seconds on the CPU). */
 CREATE FUNCTION allot.debt_eligible()
     RETURNS TABLE (workload_id bigint, resource text, throughput double precision, jobs boolean)
     LANGUAGE sql STABLE
@@ -64,7 +65,7 @@ AS $$
     SELECT w.id, c.resource, w.throughput, w.app_id IS NOT NULL
       FROM allot.workload_credit c
       JOIN allot.workload w ON w.id = c.workload_id
-     WHERE c.sent > 0
+     WHERE c.sent > 0 AND w.state = 'active'
 $$;
 
 /*

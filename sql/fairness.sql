@@ -309,9 +309,17 @@ SELECT workload_id = :host1 AS is_host1s, ratio
 SELECT workload_id <> :host1 AS host2_took_the_other
   FROM allot.assign_workload(2, '2026-01-01 00:00', '{}', 1);
 -- The fold: 960 + 1920 handed out, 1440 owed to each; host 1's workload
--- +480, host 2's -480; shifted so that the largest is 0: 0 and -960.
+-- +480, host 2's -480; shifted so that the largest is 0: 0 and -960.  What
+-- a request projects before the fold (C, src/fairness.c) is what the fold
+-- (SQL, allot.fold_debts) then stores: host 3 sees the same ratios.
+CREATE TEMP TABLE projected AS
+SELECT workload_id, ratio FROM allot.explain_assignment(3, '2026-01-01 00:01');
 SELECT allot.run_transitioner('2026-01-01 00:01') ->> 'debts_folded' AS folded;
 SELECT workload_id = :host1 AS is_host1s, debt, sent FROM allot.fairness_state() ORDER BY 1;
+SELECT p.workload_id = :host1 AS is_host1s, p.ratio AS projected, e.ratio AS after_fold,
+       p.ratio = e.ratio AS same
+  FROM projected p JOIN allot.explain_assignment(3, '2026-01-01 00:01') e USING (workload_id)
+ ORDER BY 1;
 -- Host 3 takes the most-owed workload, host 1's.
 SELECT workload_id = :host1 AS most_owed FROM allot.assign_workload(3, '2026-01-01 00:01', '{}', 1);
 -- Host 2 asks again.  Host 3's 960, not folded yet, is owed half to each:

@@ -60,6 +60,7 @@ typedef struct RequestSelection
 	Candidate  *cand;			/* the capable workloads, in cache order */
 	int		   *cache_index;	/* cand[i] is cache->workloads[cache_index[i]] */
 	int			n;
+	int			fairness;		/* allot.fairness, checked against the schema */
 	Unfit	   *unfit;			/* per cache workload */
 	const char **unfit_engine;
 	Selection	selection;
@@ -525,6 +526,7 @@ select_for_host(RequestSelection *rs, const RequestHost *host,
 	int		   *engine_counts;
 
 	rs->cache = cache;
+	rs->fairness = mode;
 	rs->n = 0;
 	rs->cand = palloc0(sizeof(Candidate) * (cache->n_workloads + 1));
 	rs->cache_index = palloc(sizeof(int) * (cache->n_workloads + 1));
@@ -669,12 +671,12 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 			values[5] = BoolGetDatum(rs.selection.repeated);
 
 			/* Credit first: the transitioner's fold locks those rows first too. */
-			if (allot_fairness != FAIRNESS_CURRENT)
+			if (rs.fairness != FAIRNESS_CURRENT)
 			{
 				const char *cpu = "cpu";
 				double		credit = assignment_credit(&host);
 
-				allot_add_credit(&c->workload_id, &cpu, &credit, 1, now, allot_fairness);
+				allot_add_credit(&c->workload_id, &cpu, &credit, 1, now, rs.fairness);
 			}
 			if (SPI_execute_plan(assign_plan, args, NULL, false, 0) != SPI_OK_INSERT)
 				elog(ERROR, "could not record the assignment of host %lld",

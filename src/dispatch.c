@@ -704,8 +704,7 @@ typedef struct JobWorkload
 {
 	const CachedWorkload *w;
 	const CachedApp *app;
-	bool		eligible;		/* not excluded, has unsent jobs */
-	bool		has_work;		/* has unsent jobs, excluded or not */
+	bool		excluded;		/* in the request's exclude list */
 	bool		exhausted;		/* no unsent job could be taken */
 	int64	   *reserve_id;		/* jobs taken (locked) but not yet sent */
 	double	   *reserve_predicted;
@@ -834,7 +833,7 @@ read_credit(Dispatch *d)
 		ids[i] = j->w->id;
 		d->share[i] = j->w->throughput;
 		j->debt = &cells[i * nr];
-		for (int k = 0; k < j->app->n_versions && j->has_work; k++)
+		for (int k = 0; k < j->app->n_versions && j->unsent > 0; k++)
 			j->debt[cache->versions[j->app->first_version + k].resource].eligible = true;
 	}
 	nrows = allot_read_credit(cache, ids, nw, d->now, &rows);
@@ -874,7 +873,8 @@ read_candidates(Dispatch *d)
 		j->blocked = palloc0(sizeof(bool) * (cache->n_resources + 1));
 		/* Excluded ones too: their work and credit count in the debts. */
 		ids[n++] = Int64GetDatum(j->w->id);
-		if (!is_excluded(&d->req, j->w->id))
+		j->excluded = is_excluded(&d->req, j->w->id);
+		if (!j->excluded)
 			apps[napps++] = Int64GetDatum(j->app->id);
 	}
 	if (n == 0)
@@ -894,8 +894,6 @@ read_candidates(Dispatch *d)
 		for (int i = 0; i < cache->n_job_workloads; i++)
 			if (d->jw[i].w->id == id)
 			{
-				d->jw[i].has_work = true;
-				d->jw[i].eligible = !is_excluded(&d->req, id);
 				d->jw[i].unsent = DatumGetInt64(SPI_getbinval(t, td, 2, &isnull));
 				d->jw[i].mflops = (double) DatumGetInt64(SPI_getbinval(t, td, 3, &isnull));
 			}
@@ -1074,7 +1072,7 @@ pick_one(Dispatch *d, int r)
 			JobWorkload *c = &d->jw[i];
 			int			v;
 
-			if (!c->eligible || c->exhausted || c->unsent <= 0 || c->blocked[r])
+			if (c->excluded || c->exhausted || c->unsent <= 0 || c->blocked[r])
 				continue;
 			v = best_version(d, c, r);
 			if (v < 0)
