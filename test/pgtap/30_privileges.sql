@@ -129,13 +129,26 @@ SELECT is(allot.report_job(2, :held, 'success', 1, 3600, NULL, '2026-01-01 01:00
 SELECT throws_ok(format($$SELECT allot.report_job(1, %s, 'success')$$, :other), '42501',
                  format('job %s was not sent to host 1', :other),
                  'allot_web: a host cannot report a job another host holds');
--- A pinned search_path: an object the caller puts first on its path is not used.
-SELECT lives_ok($$SET search_path = pg_temp, public, pg_catalog$$, 'the caller moves pg_catalog last');
-SELECT is(jsonb_typeof(allot.request_work(1, '{"resources": {"cpu": {"req_instances": 1}}}',
-                                          '2026-01-01 01:00')), 'object',
-          'allot_web: request_work still answers under the caller''s search_path');
+RESET ROLE;
+
+-- A pinned search_path: a caller that puts a hostile unnest() before
+-- pg_catalog does not reach the queries request_work prepares (its commit
+-- statement unnests its arrays).  Unpinned, the call would raise 'hijacked'
+-- and abort this test's transaction.
+CREATE SCHEMA allot_test_evil;
+CREATE FUNCTION allot_test_evil.unnest(anyarray) RETURNS SETOF anyelement
+    LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked'; END $$;
+GRANT USAGE ON SCHEMA allot_test_evil TO PUBLIC;   -- like schema public
+SET ROLE allot_test_web;
+SET search_path = allot_test_evil, pg_catalog;
+SELECT pg_catalog.jsonb_typeof(allot.request_work(1, '{"resources": {"cpu": {"req_instances": 1}}}',
+                                                  '2026-01-01 01:00')) AS reply_type \gset
 RESET search_path;
 RESET ROLE;
+SELECT is(:'reply_type'::text, 'object'::text,
+          'allot_web: request_work ignores functions the caller puts before pg_catalog');
+SELECT throws_ok($$SELECT allot_test_evil.unnest(ARRAY[1])$$, 'P0001', 'hijacked',
+                 'the hostile unnest() does raise when called');
 
 -- The transitioner and the operator's views, as the admin.
 SET ROLE allot_test_admin;
