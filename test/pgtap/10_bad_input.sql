@@ -32,19 +32,8 @@ SELECT 102, a.* FROM allot.assign_workload(102, '2026-01-01 00:00:10+00', seed =
 SELECT is((SELECT count(*) FROM allot.assignment), 2::bigint,
           'fixture: hosts 101 and 102 hold an assignment');
 
--- Every row of every allot table, as one text.
-CREATE FUNCTION pg_temp.allot_state() RETURNS text LANGUAGE sql AS $f$
-    SELECT concat_ws(E'\n',
-        'engine: '     || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.name) FROM allot.engine t), ''),
-        'workload: '   || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.id) FROM allot.workload t), ''),
-        'host: '       || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.id) FROM allot.host t), ''),
-        'assignment: ' || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.host_id) FROM allot.assignment t), ''),
-        'usage: '      || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.workload_id) FROM allot.workload_usage t), ''))
-$f$;
-CREATE TEMP TABLE snapshot ON COMMIT DROP AS SELECT pg_temp.allot_state() AS state;
-CREATE FUNCTION pg_temp.unchanged(description text) RETURNS text LANGUAGE sql AS $f$
-    SELECT is(pg_temp.allot_state(), (SELECT state FROM snapshot), description)
-$f$;
+-- Every row of every allot table, and unchanged(description).
+\ir lib/state.sql
 
 SELECT is_empty('SELECT * FROM allot.check_invariants()', 'fixture: invariants hold');
 

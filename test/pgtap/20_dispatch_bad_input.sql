@@ -49,28 +49,8 @@ SELECT is((SELECT string_agg(id || ' ' || state || ' ' || coalesce(host_id::text
           '101 done 101, 102 in_progress 101, 103 in_progress 101, 104 unsent -',
           'fixture: job 101 done, 102 and 103 in progress on host 101, 104 unsent');
 
--- Every row of every allot table, as one text.
-CREATE FUNCTION pg_temp.allot_state() RETURNS text LANGUAGE sql AS $f$
-    SELECT concat_ws(E'\n',
-        'engine: '           || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.name) FROM allot.engine t), ''),
-        'workload: '         || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.id) FROM allot.workload t), ''),
-        'host: '             || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.id) FROM allot.host t), ''),
-        'assignment: '       || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.host_id) FROM allot.assignment t), ''),
-        'workload_usage: '   || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.workload_id) FROM allot.workload_usage t), ''),
-        'resource: '         || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.name) FROM allot.resource t), ''),
-        'app: '              || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.id) FROM allot.app t), ''),
-        'app_version: '      || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.id) FROM allot.app_version t), ''),
-        'host_coproc: '      || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.host_id, t.resource) FROM allot.host_coproc t), ''),
-        'job: '              || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.id) FROM allot.job t), ''),
-        'job_report: '       || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.job_id, t.host_id, t.sent_at) FROM allot.job_report t), ''),
-        'job_usage: '        || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.workload_id) FROM allot.job_usage t), ''),
-        'host_app_version: ' || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.host_id, t.app_version_id) FROM allot.host_app_version t), ''),
-        'host_resource: '    || coalesce((SELECT string_agg(t::text, ' ' ORDER BY t.host_id, t.resource) FROM allot.host_resource t), ''))
-$f$;
-CREATE TEMP TABLE snapshot ON COMMIT DROP AS SELECT pg_temp.allot_state() AS state;
-CREATE FUNCTION pg_temp.unchanged(description text) RETURNS text LANGUAGE sql AS $f$
-    SELECT is(pg_temp.allot_state(), (SELECT state FROM snapshot), description)
-$f$;
+-- Every row of every allot table, and unchanged(description).
+\ir lib/state.sql
 
 -- The error, then that nothing changed: two tests.
 CREATE FUNCTION pg_temp.rejects(sql text, code char(5), message text, description text)
