@@ -10,8 +10,11 @@
 #                       listen on a unix socket in their own dir only, no TCP)
 #   ALLOT_KEEP_TMP=1    keep the temp dirs (logs, results/, regression.diffs)
 #                       for inspection; servers are still stopped
+#   ALLOT_PG_BIN=DIR    the PostgreSQL 15 binaries to build, install and test
+#                       with (default: Debian's); scripts/pg_copy.sh makes a
+#                       private copy, so that several checkouts can test at once
 
-PG_BIN=/usr/lib/postgresql/15/bin
+PG_BIN=${ALLOT_PG_BIN:-/usr/lib/postgresql/15/bin}
 PG_CONFIG=$PG_BIN/pg_config
 export PATH="$PG_BIN:$PATH"      # psql, createdb, pg_ctl ... of version 15
 
