@@ -3,6 +3,8 @@
 EXTENSION  = allot
 MODULE_big = allot
 OBJS = \
+	src/entry.o \
+	src/settings.o \
 	src/allot.o \
 	src/selection.o \
 	src/fairness.o \

@@ -8,6 +8,80 @@
  * Policy, ownership and untrusted input.
  * ------------------------------------------------------------------------- */
 
+/* Settings are farm policy: from 0.5.0 the library defines every allot.*
+ * setting as operator-only (PGC_SUSET), so a web login cannot SET them.
+ * Superusers can; on PostgreSQL 15 and later so can allot_admin, through
+ * SET privileges on the parameters (older servers have no such privilege:
+ * there, only superusers set policy). */
+DO $$
+BEGIN
+    IF pg_catalog.current_setting('server_version_num')::int >= 150000 THEN
+        EXECUTE 'GRANT SET ON PARAMETER
+                     allot.balance_engine_throughputs, allot.repeat_threshold,
+                     allot.repeat_upper, allot.count_requester, allot.assignment_ttl,
+                     allot.fairness, allot.rec_half_life, allot.daily_quota,
+                     allot.default_seconds_per_app_unit, allot.default_delay_bound,
+                     allot.max_jobs_per_request, allot.flops_sample_size,
+                     allot.flops_percentile, allot.flops_avg_weight,
+                     allot.gpu_efficiency, allot.transitioner_batch
+                 TO allot_admin';
+    END IF;
+END
+$$;
+
+/* No allot object may let an operator run code as another role.  0.4.0
+ * had allot_admin own the SECURITY DEFINER functions and the triggers, so a
+ * member could redefine a trigger that a superuser's write (a pg_cron
+ * transitioner run) would then execute.  From 0.5.0:
+ *   - the triggers run as whoever writes the table (SECURITY INVOKER: every
+ *     writer of allot's tables may write the usage tables too) and belong to
+ *     the extension's owner;
+ *   - the SECURITY DEFINER functions belong to allot_owner, a NOLOGIN role
+ *     with no members and no more rights than the functions need (the
+ *     section "Ownership" at the end of this script).
+ * allot_admin owns nothing, so it can alter nothing.  (On PostgreSQL 15 and
+ * older a CREATEROLE role can grant itself any non-superuser role; such a
+ * role is an administrator of the cluster, not an operator of allot.) */
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'allot_owner') THEN
+        CREATE ROLE allot_owner NOLOGIN;
+    ELSIF EXISTS (SELECT FROM pg_catalog.pg_roles
+                   WHERE rolname = 'allot_owner' AND (rolcanlogin OR rolsuper))
+       OR EXISTS (SELECT FROM pg_catalog.pg_auth_members m
+                    JOIN pg_catalog.pg_roles r ON r.oid = m.roleid
+                   WHERE r.rolname = 'allot_owner') THEN
+        RAISE EXCEPTION 'role "allot_owner" exists and can log in, is a superuser or has members'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'allot has it own its SECURITY DEFINER functions and nothing else; drop or rename it first.';
+    END IF;
+END
+$$;
+
+ALTER FUNCTION allot.assignment_usage_trigger() SECURITY INVOKER;
+ALTER FUNCTION allot.assignment_truncate_trigger() SECURITY INVOKER;
+ALTER FUNCTION allot.job_usage_trigger() SECURITY INVOKER;
+ALTER FUNCTION allot.job_truncate_trigger() SECURITY INVOKER;
+ALTER FUNCTION allot.assignment_usage_trigger() OWNER TO CURRENT_USER;
+ALTER FUNCTION allot.assignment_truncate_trigger() OWNER TO CURRENT_USER;
+ALTER FUNCTION allot.job_usage_trigger() OWNER TO CURRENT_USER;
+ALTER FUNCTION allot.job_truncate_trigger() OWNER TO CURRENT_USER;
+
+/* Functions without a SET clause (so that they are inlined) name every
+ * operator by schema, so that no caller's search_path can reach into them. */
+CREATE OR REPLACE FUNCTION allot.decay(value double precision, age_secs double precision,
+                                       half_life_secs double precision) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    -- OPERATOR() has one precedence for all: every operand is parenthesised.
+    SELECT CASE WHEN (age_secs OPERATOR(pg_catalog.<=) 0) THEN value
+                WHEN (age_secs OPERATOR(pg_catalog.>=) (1000 OPERATOR(pg_catalog.*) half_life_secs))
+                  OR (value OPERATOR(pg_catalog.<) 1e-6) THEN 0
+                ELSE value OPERATOR(pg_catalog.*)
+                     pg_catalog.power(0.5::double precision,
+                                      (age_secs OPERATOR(pg_catalog./) half_life_secs)) END
+$$;
+
 /* ---------------------------------------------------------------------------
  * OpenBench to the letter.
  * ------------------------------------------------------------------------- */
@@ -23,3 +97,33 @@
 /* ---------------------------------------------------------------------------
  * Catalog comments.
  * ------------------------------------------------------------------------- */
+
+/* ---------------------------------------------------------------------------
+ * Ownership and grants (keep this section last): every SECURITY DEFINER
+ * function of schema allot belongs to allot_owner, which gets what they
+ * need: the rows of allot's tables, its sequences and its functions.
+ * allot_admin keeps every table's rows and every function (a change of
+ * owner takes the old owner's rights with it); PUBLIC keeps nothing.
+ * ------------------------------------------------------------------------- */
+GRANT USAGE ON SCHEMA allot TO allot_owner;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA allot TO allot_owner;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA allot TO allot_owner;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA allot TO allot_owner;
+
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc p
+              WHERE p.pronamespace = 'allot'::regnamespace AND p.prosecdef
+              ORDER BY p.oid LOOP
+        EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO allot_owner', f);
+    END LOOP;
+END
+$$;
+
+REVOKE ALL ON ALL TABLES IN SCHEMA allot FROM PUBLIC;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA allot FROM PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA allot TO allot_admin;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA allot TO allot_admin;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA allot TO allot_admin;

@@ -35,7 +35,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "allot.h"
+#include "entry.h"
 #include "credit.h"
 #include "fairness.h"
 #include "selection.h"
@@ -626,6 +626,7 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 		funcctx->tuple_desc = BlessTupleDesc(desc);
 		MemoryContextSwitchTo(old);
 
+		allot_check_settings();
 		allot_require_arg(fcinfo, 0, "host_id");
 		host_id = PG_GETARG_INT64(0);
 		now = allot_now_arg(fcinfo, 1);
@@ -743,6 +744,7 @@ allot_explain_assignment(PG_FUNCTION_ARGS)
 		funcctx->tuple_desc = BlessTupleDesc(desc);
 		MemoryContextSwitchTo(old);
 
+		allot_check_settings();
 		allot_require_arg(fcinfo, 0, "host_id");
 		host_id = PG_GETARG_INT64(0);
 		now = allot_now_arg(fcinfo, 1);
@@ -828,6 +830,7 @@ allot_heartbeat(PG_FUNCTION_ARGS)
 	bool		has_assignment;
 	bool		isnull;
 
+	allot_check_settings();
 	allot_require_arg(fcinfo, 0, "host_id");
 	host_id = PG_GETARG_INT64(0);
 	args[0] = Int64GetDatum(host_id);
@@ -857,6 +860,7 @@ allot_release_assignment(PG_FUNCTION_ARGS)
 				exists,
 				isnull;
 
+	allot_check_settings();
 	allot_require_arg(fcinfo, 0, "host_id");
 	host_id = PG_GETARG_INT64(0);
 	args[0] = Int64GetDatum(host_id);
@@ -923,9 +927,11 @@ PG_FUNCTION_INFO_V1(allot_expire_assignments);
 Datum
 allot_expire_assignments(PG_FUNCTION_ARGS)
 {
-	TimestampTz cutoff = allot_assignment_cutoff(allot_now_arg(fcinfo, 0));
+	TimestampTz cutoff;
 	int64		expired;
 
+	allot_check_settings();
+	cutoff = allot_assignment_cutoff(allot_now_arg(fcinfo, 0));
 	SPI_connect();
 	expired = allot_expire_assignments_upto(cutoff, PG_INT64_MAX);
 	SPI_finish();

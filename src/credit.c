@@ -15,7 +15,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "allot.h"
+#include "entry.h"
 #include "credit.h"
 #include "fairness.h"
 

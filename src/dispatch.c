@@ -34,7 +34,7 @@
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
-#include "allot.h"
+#include "entry.h"
 #include "credit.h"
 #include "dispatch.h"
 #include "fairness.h"
@@ -1359,6 +1359,7 @@ allot_request_work(PG_FUNCTION_ARGS)
 	Jsonb	   *request;
 	Datum		reply;
 
+	allot_check_settings();
 	allot_require_arg(fcinfo, 0, "host_id");
 	allot_require_arg(fcinfo, 1, "request");
 	host_id = PG_GETARG_INT64(0);

@@ -18,7 +18,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "allot.h"
+#include "entry.h"
 #include "dispatch.h"
 #include "host_queue.h"
 #include "workload_cache.h"
@@ -116,6 +116,7 @@ allot_host_queue_sql(PG_FUNCTION_ARGS)
 	const WorkloadCache *cache;
 	QueueResource *out;
 
+	allot_check_settings();
 	allot_require_arg(fcinfo, 0, "host_id");
 	host_id = PG_GETARG_INT64(0);
 	(void) buffer_arg(fcinfo, 1, "min_buf_secs");

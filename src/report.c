@@ -25,7 +25,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "allot.h"
+#include "entry.h"
 #include "dispatch.h"
 #include "estimate.h"
 #include "workload_cache.h"
@@ -217,6 +217,7 @@ allot_report_job(PG_FUNCTION_ARGS)
 	int64		job_host;
 	Datum		reply;
 
+	allot_check_settings();
 	allot_require_arg(fcinfo, 0, "host_id");
 	allot_require_arg(fcinfo, 1, "job_id");
 	allot_require_arg(fcinfo, 2, "outcome");
@@ -368,6 +369,7 @@ allot_estimate_job(PG_FUNCTION_ARGS)
 	Tuplestorestate *store;
 	MemoryContext old;
 
+	allot_check_settings();
 	allot_require_arg(fcinfo, 0, "host_id");
 	allot_require_arg(fcinfo, 1, "job_id");
 	host_id = PG_GETARG_INT64(0);

@@ -34,7 +34,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "allot.h"
+#include "entry.h"
 #include "credit.h"
 #include "percentile.h"
 
@@ -451,7 +451,7 @@ PG_FUNCTION_INFO_V1(allot_run_transitioner);
 Datum
 allot_run_transitioner(PG_FUNCTION_ARGS)
 {
-	TimestampTz now = allot_now_arg(fcinfo, 0);
+	TimestampTz now;
 	Datum		args[3];
 	int64		timed_out,
 				expired,
@@ -462,6 +462,8 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 				folded = 0;
 	char	   *json;
 
+	allot_check_settings();
+	now = allot_now_arg(fcinfo, 0);
 	SPI_connect();
 	prepare_plans();
 
@@ -513,6 +515,7 @@ allot_validate_job(PG_FUNCTION_ARGS)
 	int64		job_id;
 	Datum		args[2];
 
+	allot_check_settings();
 	allot_require_arg(fcinfo, 0, "job_id");
 	allot_require_arg(fcinfo, 1, "valid");
 	job_id = PG_GETARG_INT64(0);

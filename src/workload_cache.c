@@ -22,7 +22,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "allot.h"
+#include "entry.h"
 #include "workload_cache.h"
 
 static MemoryContext cache_context = NULL;

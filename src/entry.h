@@ -1,8 +1,9 @@
 /*
- * allot.h: settings (GUCs) and the argument checks every entry point shares.
+ * entry.h: what every SQL entry point shares (entry.c): argument checks,
+ * the host lock, and the SPI conventions of the glue files.
  */
-#ifndef ALLOT_H
-#define ALLOT_H
+#ifndef ALLOT_ENTRY_H
+#define ALLOT_ENTRY_H
 
 #include "postgres.h"
 
@@ -12,35 +13,13 @@
 #include "storage/lock.h"
 #include "utils/timestamp.h"
 
-/* GUCs, defined in allot.c; see README "Settings". */
-extern bool allot_balance_engine_throughputs;
-extern double allot_repeat_threshold;
-extern double allot_repeat_upper;
-extern bool allot_count_requester;
-extern int	allot_assignment_ttl;	/* seconds */
-extern int	allot_fairness;
-extern int	allot_rec_half_life;	/* seconds */
-extern int	allot_daily_quota;	/* jobs per (host, app version) per day */
-extern double allot_default_seconds_per_app_unit;
-extern int	allot_max_jobs_per_request;
-extern int	allot_flops_sample_size;
-extern double allot_flops_percentile;
-extern double allot_flops_avg_weight;
-extern double allot_gpu_efficiency;
-extern int	allot_transitioner_batch;
+#include "settings.h"
 
 /* assignment.c: stop counting at most `limit` assignments seen before cutoff. */
 extern int64 allot_expire_assignments_upto(TimestampTz cutoff, int64 limit);
 
-typedef enum FairnessMode
-{
-	FAIRNESS_CURRENT,			/* usage now */
-	FAIRNESS_RECENT,			/* recent estimated credit (REC) */
-	FAIRNESS_DEBT				/* long-term debt per (workload, resource) */
-} FairnessMode;
-
 /*
- * The SPI conventions every glue file shares (allot.c): plans are prepared
+ * The SPI conventions every glue file shares (entry.c): plans are prepared
  * once per backend, kept, and always generic, so that no call pays for
  * planning; text[] columns become NameLists; set-returning functions
  * materialize their rows.
@@ -90,24 +69,13 @@ allot_check_range(double value, double lo, double hi, const char *name)
 /*
  * Virtual time must be a real instant, within years 1970 to 9999: arithmetic
  * on infinity is meaningless, and a deadline must stay a valid timestamp.
+ * Only an operator may move it further than ALLOT_WEB_CLOCK_SKEW_SECS from
+ * the server's clock: simulations and tests are the operator's; a web
+ * login's `now` would otherwise decide deadlines and credit (entry.c).
  */
-static inline TimestampTz
-allot_now_arg(FunctionCallInfo fcinfo, int argno)
-{
-	/* 1970-01-01 and 10000-01-01 00:00 UTC, in microseconds since 2000. */
-	const TimestampTz lo = -INT64CONST(946684800000000);
-	const TimestampTz hi = INT64CONST(252455616000000000);
-	TimestampTz now;
+#define ALLOT_WEB_CLOCK_SKEW_SECS 60
 
-	allot_require_arg(fcinfo, argno, "now");
-	now = PG_GETARG_TIMESTAMPTZ(argno);
-	if (TIMESTAMP_NOT_FINITE(now) || now < lo || now >= hi)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("now must be a timestamp between %s and %s, not %s",
-						ALLOT_MIN_NOW_TEXT, ALLOT_MAX_NOW_TEXT, timestamptz_to_str(now))));
-	return now;
-}
+extern TimestampTz allot_now_arg(FunctionCallInfo fcinfo, int argno);
 
 static inline void
 allot_host_not_found(int64 host_id)
@@ -144,4 +112,4 @@ allot_assignment_cutoff(TimestampTz now)
 	return now - (TimestampTz) allot_assignment_ttl * USECS_PER_SEC;
 }
 
-#endif							/* ALLOT_H */
+#endif							/* ALLOT_ENTRY_H */

@@ -1,0 +1,154 @@
+/*
+ * entry.c: what every SQL entry point shares: the SPI conventions (plans
+ * prepared once per backend, kept, and always generic, so that no call pays
+ * for planning; text[] columns as NameLists; set-returning functions that
+ * materialize their rows), reading a host under its lock, and the check on
+ * a caller's `now`.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "entry.h"
+#include "selection.h"
+
+SPIPlanPtr
+allot_prepare(const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	SPI_keepplan(plan);
+	return plan;
+}
+
+/* A text[] as C strings in the current memory context (NULL elements: ""). */
+void
+allot_text_list(Datum array, NameList *out)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	const char **names;
+
+	deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, &n);
+	names = palloc(sizeof(char *) * (n > 0 ? n : 1));
+	for (int i = 0; i < n; i++)
+		names[i] = nulls[i] ? "" : TextDatumGetCString(elems[i]);
+	out->names = names;
+	out->count = n;
+}
+
+/*
+ * Read a host's row with `plan` (its first argument the host id); errors if
+ * the host does not exist.  To write on its behalf (lock), first take the
+ * host's lock, then read under a snapshot taken after it, so that what an
+ * earlier request of this host committed while we waited is seen.
+ */
+HeapTuple
+allot_read_host_row(SPIPlanPtr plan, Datum *args, int64 host_id, bool lock,
+					TupleDesc *desc)
+{
+	if (lock)
+		allot_lock_host(host_id);
+	if (SPI_execute_plan(plan, args, NULL, !lock, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.host");
+	if (SPI_processed == 0)
+		allot_host_not_found(host_id);
+	*desc = SPI_tuptable->tupdesc;
+	return SPI_tuptable->vals[0];
+}
+
+/*
+ * Set up a set-returning function to return its rows in a tuplestore (the
+ * materialize mode every caller of ours accepts); *desc is the row type.
+ */
+Tuplestorestate *
+allot_materialize(FunctionCallInfo fcinfo, TupleDesc *desc)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext old;
+	Tuplestorestate *store;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
+		!(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("set-valued function called in context that cannot accept a set")));
+	if (get_call_result_type(fcinfo, NULL, desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	*desc = CreateTupleDescCopy(*desc);
+	store = tuplestore_begin_heap(true, false, work_mem);
+	MemoryContextSwitchTo(old);
+
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = store;
+	rsinfo->setDesc = *desc;
+	return store;
+}
+
+
+/* Is the role the request comes from an operator (allot_admin) or superuser? */
+static bool
+caller_is_operator(void)
+{
+	Oid			caller = GetOuterUserId();	/* before any SECURITY DEFINER switch */
+	Oid			admin;
+
+	if (superuser_arg(caller))
+		return true;
+	admin = get_role_oid("allot_admin", true);
+	return OidIsValid(admin) && has_privs_of_role(caller, admin);
+}
+
+static bool
+within_skew(TimestampTz a, TimestampTz b)
+{
+	return a - b <= ALLOT_WEB_CLOCK_SKEW_SECS * USECS_PER_SEC &&
+		b - a <= ALLOT_WEB_CLOCK_SKEW_SECS * USECS_PER_SEC;
+}
+
+TimestampTz
+allot_now_arg(FunctionCallInfo fcinfo, int argno)
+{
+	/* 1970-01-01 and 10000-01-01 00:00 UTC, in microseconds since 2000. */
+	const TimestampTz lo = -INT64CONST(946684800000000);
+	const TimestampTz hi = INT64CONST(252455616000000000);
+	TimestampTz now;
+
+	allot_require_arg(fcinfo, argno, "now");
+	now = PG_GETARG_TIMESTAMPTZ(argno);
+	if (TIMESTAMP_NOT_FINITE(now) || now < lo || now >= hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("now must be a timestamp between %s and %s, not %s",
+						ALLOT_MIN_NOW_TEXT, ALLOT_MAX_NOW_TEXT, timestamptz_to_str(now))));
+
+	/*
+	 * The default, now(), is the transaction's start; a web layer passing
+	 * its own clock is near the statement's.  Anything else is virtual time,
+	 * which only an operator may use.
+	 */
+	if (!within_skew(now, GetCurrentTransactionStartTimestamp()) &&
+		!within_skew(now, GetCurrentTimestamp()) &&
+		!caller_is_operator())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("now must be within %d seconds of the server's clock, not %s",
+						ALLOT_WEB_CLOCK_SKEW_SECS, timestamptz_to_str(now)),
+				 errdetail("Role \"%s\" is not an operator of allot (a member of allot_admin).",
+						   GetUserNameFromId(GetOuterUserId(), false)),
+				 errhint("Leave now out: it defaults to the server's clock.")));
+	return now;
+}

@@ -1,0 +1,320 @@
+/*
+ * settings.c: allot's settings, and the settings that could not be applied
+ * (see settings.h for the rule).
+ *
+ * Protocol: allot_define_settings() runs once per backend, from _PG_init.
+ * Before defining its settings it records every "allot.*" placeholder
+ * PostgreSQL holds (name, value, where it came from); after defining them it
+ * compares: a placeholder whose value did not become the setting's value
+ * (its source is not the setting's source now), or whose name allot does
+ * not know, is a problem.  Problems live in TopMemoryContext for the life of
+ * the backend; one is solved when the setting is later set at its level or
+ * above in this session (allot_settings_problem checks the source again).
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "utils/guc.h"
+#include "utils/guc_tables.h"
+#include "utils/memutils.h"
+
+#include "settings.h"
+
+bool		allot_balance_engine_throughputs = false;
+double		allot_repeat_threshold = 0.75;
+double		allot_repeat_upper = 0;
+bool		allot_count_requester = false;
+int			allot_assignment_ttl = 120;
+int			allot_fairness = FAIRNESS_CURRENT;
+int			allot_rec_half_life = 10 * 24 * 3600;
+int			allot_daily_quota = 100;
+double		allot_default_seconds_per_app_unit = 3600;
+int			allot_default_delay_bound = 7 * 24 * 3600;
+int			allot_max_jobs_per_request = 1000;
+int			allot_flops_sample_size = 100;
+double		allot_flops_percentile = 0.05;
+double		allot_flops_avg_weight = 0.1;
+double		allot_gpu_efficiency = 1.0;
+int			allot_transitioner_batch = 10000;
+
+static const struct config_enum_entry fairness_options[] = {
+	{"current", FAIRNESS_CURRENT, false},
+	{"recent", FAIRNESS_RECENT, false},
+	{"debt", FAIRNESS_DEBT, false},
+	{NULL, 0, false}
+};
+
+/* A placeholder that did not become its setting's value. */
+typedef struct SettingProblem
+{
+	char	   *name;
+	char	   *value;
+	GucSource	source;
+	const char *what;			/* why it was not applied */
+} SettingProblem;
+
+#define MAX_PROBLEMS 8
+
+static SettingProblem problems[MAX_PROBLEMS];
+static int	n_problems = 0;
+
+static struct config_generic **
+all_settings(int *n)
+{
+#if PG_VERSION_NUM >= 160000
+	return get_guc_variables(n);
+#else
+	*n = GetNumConfigOptions();
+	return get_guc_variables();
+#endif
+}
+
+static struct config_generic *
+find_setting(const char *name)
+{
+	int			n;
+	struct config_generic **vars = all_settings(&n);
+
+	for (int i = 0; i < n; i++)
+		if (vars[i] != NULL && pg_strcasecmp(vars[i]->name, name) == 0)
+			return vars[i];
+	return NULL;
+}
+
+static void
+note_problem(const char *name, const char *value, GucSource source, const char *what)
+{
+	MemoryContext old;
+
+	if (n_problems == MAX_PROBLEMS)
+		return;					/* the first ones are enough to act on */
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	problems[n_problems].name = pstrdup(name);
+	problems[n_problems].value = pstrdup(value ? value : "");
+	problems[n_problems].source = source;
+	problems[n_problems].what = what;
+	n_problems++;
+	MemoryContextSwitchTo(old);
+}
+
+static void
+define_all(void)
+{
+	DefineCustomBoolVariable("allot.balance_engine_throughputs",
+							 "Divide each workload's throughput by its engine's number of candidates.",
+							 "Seed 000 step 3.",
+							 &allot_balance_engine_throughputs, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.repeat_threshold",
+							 "A host repeats its last workload unless some candidate's ratio is below this fraction of fair.",
+							 "Seed 000 step 6.",
+							 &allot_repeat_threshold, 0.75, 0.0, 1000.0,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.repeat_upper",
+							 "Refuse a repeat when the last workload's ratio is at least this multiple of fair; 0 disables.",
+							 "OpenBench 2024+ uses 1.25.",
+							 &allot_repeat_upper, 0.0, 0.0, 1000.0,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("allot.count_requester",
+							 "Add the requesting host's threads to every candidate, and once to fair, before comparing.",
+							 "OpenBench 2024+ behaviour; the repeat comparison becomes strict.",
+							 &allot_count_requester, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.assignment_ttl",
+							"An assignment counts while its host was seen this recently.",
+							NULL,
+							&allot_assignment_ttl, 120, 1, 365 * 24 * 3600,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomEnumVariable("allot.fairness",
+							 "What usage is compared when choosing a workload.",
+							 "current: threads or FLOPS in use now (seed 000); recent: recent estimated credit, "
+							 "decayed with allot.rec_half_life (seed 002); debt: long-term debt per workload and "
+							 "resource (seeds 001, 003).",
+							 &allot_fairness, FAIRNESS_CURRENT, fairness_options,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.rec_half_life",
+							"Half-life of recent estimated credit, for allot.fairness = recent.",
+							NULL,
+							&allot_rec_half_life, 10 * 24 * 3600, 1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.daily_quota",
+							"Jobs a host may take per app version per day, at most.",
+							"Errors, aborts and timeouts lower a host's quota by one; successes double it back up to this.",
+							&allot_daily_quota, 100, 1, 1000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.default_seconds_per_app_unit",
+							 "Run-time estimate per app unit when nothing better is known.",
+							 "Seed 004: the last step of the estimate's fallback chain.",
+							 &allot_default_seconds_per_app_unit, 3600, 1e-6, 1e9,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.default_delay_bound",
+							"Deadline of a job, after it is sent, when its workload sets no delay_bound.",
+							"Every job sent has a deadline, so a host that vanishes gives its jobs back.",
+							&allot_default_delay_bound, 7 * 24 * 3600, 1, 50 * 365 * 24 * 3600,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.max_jobs_per_request",
+							"The most jobs one request_work call sends.",
+							NULL,
+							&allot_max_jobs_per_request, 1000, 1, 100000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.flops_sample_size",
+							"Raw FLOPS per app unit collected per app and kind before a percentile is taken.",
+							"Seed 004's N.",
+							&allot_flops_sample_size, 100, 1, 1000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.flops_percentile",
+							 "The percentile of raw FLOPS per app unit taken as the app's figure.",
+							 "Seed 004: the most efficient hosts set the estimate.",
+							 &allot_flops_percentile, 0.05, 0.0, 1.0,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.flops_avg_weight",
+							 "Weight of a new percentile in the exponential average est_flops_per_au.",
+							 NULL,
+							 &allot_flops_avg_weight, 0.1, 0.0, 1.0,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.gpu_efficiency",
+							 "Scale of a GPU-only app's figure when no app has both CPU and GPU figures.",
+							 "Seed 004 note 2; otherwise the average CPU/GPU ratio of apps with both is used.",
+							 &allot_gpu_efficiency, 1.0, 1e-9, 1e9,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.transitioner_batch",
+							"Rows each step of run_transitioner handles per call, at most.",
+							NULL,
+							&allot_transitioner_batch, 10000, 1, 10000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+}
+
+/* The "allot.*" placeholders waiting to be applied, as they are now. */
+typedef struct Pending
+{
+	const char *name;
+	const char *value;
+	GucSource	source;
+} Pending;
+
+static int
+pending_placeholders(Pending **out)
+{
+	int			n;
+	struct config_generic **vars = all_settings(&n);
+	Pending    *p = palloc(sizeof(Pending) * (n + 1));
+	int			k = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		struct config_generic *g = vars[i];
+
+		if (g == NULL || !(g->flags & GUC_CUSTOM_PLACEHOLDER) ||
+			pg_strncasecmp(g->name, "allot.", 6) != 0)
+			continue;
+		/* Placeholders are strings; names and values are copied: the
+		 * definitions below replace them. */
+		p[k].name = pstrdup(g->name);
+		p[k].value = pstrdup(*((struct config_string *) g)->variable ?
+							 *((struct config_string *) g)->variable : "");
+		p[k].source = g->source;
+		k++;
+	}
+	*out = p;
+	return k;
+}
+
+void
+allot_define_settings(void)
+{
+	Pending    *pending;
+	int			n = pending_placeholders(&pending);
+
+	define_all();
+
+	for (int i = 0; i < n; i++)
+	{
+		struct config_generic *g = find_setting(pending[i].name);
+
+		if (g == NULL || (g->flags & GUC_CUSTOM_PLACEHOLDER))
+			note_problem(pending[i].name, pending[i].value, pending[i].source,
+						 "is not a setting of allot");
+		else if (g->source != pending[i].source)
+		{
+			/*
+			 * Rejected: tell a bad value from a role that may not set it (a
+			 * check only, changeVal false: -1 valid, 0 invalid).
+			 */
+			bool		valid = set_config_option(pending[i].name, pending[i].value,
+												  PGC_SUSET, PGC_S_TEST, GUC_ACTION_SET,
+												  false, DEBUG1, false) != 0;
+
+			note_problem(g->name, pending[i].value, pending[i].source,
+						 valid ? "was set by a role that may not change allot's policy" :
+						 "is not a valid value");
+		}
+	}
+
+#if PG_VERSION_NUM >= 150000
+	MarkGUCPrefixReserved("allot");
+#else
+	EmitWarningsOnPlaceholders("allot");
+#endif
+}
+
+/* Where a setting was made, in the words an operator uses. */
+static const char *
+source_text(GucSource source)
+{
+	switch (source)
+	{
+		case PGC_S_FILE:
+			return "from postgresql.conf";
+		case PGC_S_ARGV:
+			return "from the server's command line";
+		case PGC_S_GLOBAL:
+			return "from ALTER SYSTEM";
+		case PGC_S_DATABASE:
+			return "from ALTER DATABASE ... SET";
+		case PGC_S_USER:
+			return "from ALTER ROLE ... SET";
+		case PGC_S_DATABASE_USER:
+			return "from ALTER ROLE ... IN DATABASE ... SET";
+		case PGC_S_CLIENT:
+			return "from the connection's options";
+		case PGC_S_SESSION:
+			return "from SET in this session";
+		default:
+			return psprintf("from the %s", GucSource_Names[source]);
+	}
+}
+
+const char *
+allot_settings_problem(void)
+{
+	for (int i = 0; i < n_problems; i++)
+	{
+		SettingProblem *p = &problems[i];
+		struct config_generic *g = find_setting(p->name);
+
+		/* Set again at the problem's level or above: this session is fine. */
+		if (g != NULL && !(g->flags & GUC_CUSTOM_PLACEHOLDER) && g->source >= p->source)
+			continue;
+		return psprintf("%s = \"%s\" (%s) %s", p->name, p->value,
+						source_text(p->source), p->what);
+	}
+	return NULL;
+}
+
+void
+allot_check_settings(void)
+{
+	const char *problem;
+
+	if (likely(n_problems == 0))
+		return;
+	problem = allot_settings_problem();
+	if (problem != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("allot's settings are not in force: %s", problem),
+				 errdetail("allot schedules only with the policy written down, never with a default in its place."),
+				 errhint("Correct or reset the setting where it was made (ALTER DATABASE or ALTER ROLE ... SET, "
+						 "postgresql.conf, or this session), then reconnect.")));
+}
