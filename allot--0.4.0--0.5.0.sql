@@ -82,6 +82,110 @@ AS $$
                                       (age_secs OPERATOR(pg_catalog./) half_life_secs)) END
 $$;
 
+/* Operator edits that take away what a request may be using wait for the
+ * requests in flight and hold new ones back until they commit: every
+ * request takes the row-writing lock of allot.job or allot.assignment
+ * before it reads workloads, apps, versions or its host, and these edits
+ * take both tables in SHARE mode before they remove anything (the lock
+ * order is written out in src/entry.h).  A request never meets a workload,
+ * version or host that vanished under it, so it never fails on a foreign
+ * key; an edit waits at most for the requests in flight. */
+CREATE FUNCTION allot.edit_lock() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    LOCK TABLE allot.job, allot.assignment IN SHARE MODE;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER workload_edit_lock BEFORE DELETE OR TRUNCATE ON allot.workload
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.edit_lock();
+CREATE TRIGGER app_edit_lock BEFORE DELETE OR TRUNCATE ON allot.app
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.edit_lock();
+CREATE TRIGGER app_version_edit_lock BEFORE DELETE OR TRUNCATE ON allot.app_version
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.edit_lock();
+CREATE TRIGGER host_edit_lock BEFORE DELETE OR TRUNCATE ON allot.host
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.edit_lock();
+
+/* A workload with jobs in progress is not deleted: its hosts would report
+ * jobs that no longer exist.  Its operator finishes it first. */
+CREATE FUNCTION allot.workload_delete_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    SELECT u.in_progress INTO n FROM allot.job_usage u WHERE u.workload_id = OLD.id;
+    IF n > 0 THEN
+        RAISE EXCEPTION 'workload % has % jobs in progress', OLD.id, n
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Set its state to finished, and delete it once its jobs are reported or timed out.';
+    END IF;
+    RETURN OLD;
+END
+$$;
+
+CREATE TRIGGER workload_delete_guard BEFORE DELETE ON allot.workload
+    FOR EACH ROW EXECUTE FUNCTION allot.workload_delete_guard();
+
+/* One fold at a time, and none while a request adds to debts (src/credit.h:
+ * the same advisory lock, requests share it). */
+CREATE OR REPLACE FUNCTION allot.fold_debts(now timestamptz) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    folded bigint;
+BEGIN
+    PERFORM pg_catalog.pg_advisory_xact_lock(1634495599, 1684366964);
+    PERFORM FROM allot.workload_credit ORDER BY workload_id, resource FOR UPDATE;
+
+    WITH eligible AS (SELECT * FROM allot.debt_eligible()),
+    totals AS (
+        SELECT e.resource, e.jobs, sum(c.sent) AS got, sum(e.throughput) AS shares
+          FROM eligible e
+          JOIN allot.workload_credit c USING (workload_id, resource)
+         GROUP BY e.resource, e.jobs)
+    UPDATE allot.workload_credit c
+       SET debt = c.debt + e.throughput / t.shares * t.got - c.sent,
+           sent = 0
+      FROM eligible e
+      JOIN totals t USING (resource, jobs)
+     WHERE c.workload_id = e.workload_id AND c.resource = e.resource
+       AND t.got > 0;
+    GET DIAGNOSTICS folded = ROW_COUNT;
+
+    UPDATE allot.workload_credit SET sent = 0 WHERE sent > 0;
+
+    INSERT INTO allot.workload_credit (workload_id, resource, rec_at, debt)
+    SELECT e.workload_id, e.resource, now,
+           coalesce((SELECT max(c.debt)
+                       FROM allot.workload_credit c
+                       JOIN allot.workload w ON w.id = c.workload_id
+                      WHERE c.resource = e.resource
+                        AND (w.app_id IS NOT NULL) = e.jobs), 0)
+      FROM allot.debt_eligible() e
+     ORDER BY e.workload_id, e.resource
+    ON CONFLICT (workload_id, resource) DO NOTHING;
+
+    WITH top AS (
+        SELECT c.resource, w.app_id IS NOT NULL AS jobs, max(c.debt) AS debt
+          FROM allot.workload_credit c
+          JOIN allot.workload w ON w.id = c.workload_id
+         GROUP BY 1, 2)
+    UPDATE allot.workload_credit c
+       SET debt = c.debt - t.debt
+      FROM allot.workload w, top t
+     WHERE w.id = c.workload_id AND t.resource = c.resource
+       AND t.jobs = (w.app_id IS NOT NULL) AND t.debt <> 0;
+
+    RETURN folded;
+END
+$$;
+
 /* ---------------------------------------------------------------------------
  * OpenBench to the letter.
  * ------------------------------------------------------------------------- */

@@ -40,10 +40,11 @@ SELECT * FROM sent(allot.request_work(1, '{"resources": {"nvidia": {"req_instanc
 SELECT * FROM sent(allot.request_work(2, '{"resources": {"cpu": {"req_instances": 3}}}',
                                       '2026-01-01 00:00+00', seed => 1));
 
--- 3. Seconds may be overshot by the last job, instances never.  5000 s of
---    CPU: the first 3600 s job leaves 1400 s wanted, the second overshoots
---    to -2200 and ends it: 2 jobs.  Instances 1.5 with ncpus-1 jobs: one
---    job fits, the second would exceed what is left (0.5): 1 job.
+-- 3. As in BOINC's scheduler, jobs are sent while seconds or instances are
+--    wanted, so the last one may overshoot both.  5000 s of CPU: the first
+--    3600 s job leaves 1400 s wanted, the second overshoots to -2200 and
+--    ends it: 2 jobs.  Instances 1.5 with ncpus-1 jobs: the first leaves
+--    0.5 wanted, the second ends it: 2 jobs (half an instance gets a job).
 SELECT * FROM sent(allot.request_work(3, '{"resources": {"cpu": {"req_secs": 5000}}}',
                                       '2026-01-01 00:00+00', seed => 1));
 SELECT * FROM sent(allot.request_work(3, '{"resources": {"cpu": {"req_instances": 1.5}}}',
@@ -145,8 +146,8 @@ SELECT * FROM allot.check_invariants();
 --     the host learns seconds per app unit (elapsed / app units = 1000 s),
 --     and the app's statistics take the report.  A repeat is harmless.
 SELECT id AS job FROM allot.job WHERE host_id = 3 AND state = 'in_progress' ORDER BY id LIMIT 1 \gset
-SELECT allot.report_job(3, :job, 'success', 3, 3000, now => '2026-01-03 01:00+00') - 'job_id' AS reply;
-SELECT allot.report_job(3, :job, 'success', 3, 3000, now => '2026-01-03 01:00+00') - 'job_id' AS repeated;
+SELECT allot.report_job(3, :job, 'success', 2, 2000, now => '2026-01-03 01:00+00') - 'job_id' AS reply;
+SELECT allot.report_job(3, :job, 'success', 2, 2000, now => '2026-01-03 01:00+00') - 'job_id' AS repeated;
 SELECT state, app_units, elapsed_secs, raw_flops_per_sec = peak_flops_per_sec AS raw_defaults_to_peak
   FROM allot.job WHERE id = :job;
 SELECT seconds_per_app_unit, quota, n_success, n_error

@@ -142,9 +142,11 @@ SELECT cpu_flops_per_au, est_flops_per_au FROM allot.app WHERE id = 3;
 -- 7. Credit: app.mean_app_units * est_flops_per_au in cobblestones of
 --    1e9 * 86400 / 200 = 4.32e11 FLOPs, the same for every job of the app.
 --    App 1: estimate 4e10; two jobs, one reported with 1 app unit and one
---    with 10.  Mean app units after them: the app had 8 reports of 1 unit;
---    with 1 and 10 more, (8 + 1 + 10) / 10 = 1.9.  Credit = 1.9 * 4e10 /
---    4.32e11 = 0.17593 for both: exaggerating app units earns nothing more.
+--    with 10.  The claim of 10 is counted as 2: twice the app's mean ratio
+--    of actual to predicted units (1), the most one report moves it.  Mean
+--    app units after them: the app had 8 reports of 1 unit; with 1 and 2
+--    more, (8 + 1 + 2) / 10 = 1.1.  Credit = 1.1 * 4e10 / 4.32e11 = 0.10185
+--    for both: exaggerating app units earns nothing more, for anyone.
 SELECT done_job(11, 1, 1, 40, 1e9) AS honest \gset
 SELECT done_job(11, 2, 10, 40, 1e9) AS inflated \gset
 SELECT allot.validate_job(:honest, true), allot.validate_job(:inflated, true);

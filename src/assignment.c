@@ -1,9 +1,10 @@
 /*
  * assignment.c: SQL glue for assignment workloads (seed 000).
  *
- * One request is: take the host's lock (allot_lock_host: one request per
- * host at a time) and read the host with its current assignment under a
- * snapshot taken after it; take the active workloads from the backend cache;
+ * One request is: take the host's lock (one request per host at a time)
+ * and allot.assignment's write lock (allot_begin_host_request, entry.h),
+ * and read the host with its current assignment under a snapshot taken
+ * after them; take the active workloads from the backend cache;
  * run selection.c's steps over them, reading the usage of the surviving
  * candidates; choose; write the assignment, and the host row only when its
  * last workload changes or its last_seen is a minute old.  Nothing here
@@ -270,13 +271,13 @@ compiler_lists(Jsonb *compilers, NameList *names, NameList *versions)
 }
 
 /*
- * Read the host and its assignment; errors if it does not exist.  To assign,
- * first take the host's lock, then read under a snapshot taken after it, so
- * that an assignment made by a request we waited for is seen as this host's
- * own, never as another host's.
+ * Read the host and its assignment; errors if it does not exist.  To assign
+ * (fresh), after allot_begin_host_request, under a snapshot taken after it,
+ * so that an assignment made by a request we waited for is seen as this
+ * host's own, never as another host's.
  */
 static void
-read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool lock)
+read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool fresh)
 {
 	Datum		args[2] = {Int64GetDatum(host_id), TimestampTzGetDatum(cutoff)};
 	HeapTuple	t;
@@ -284,7 +285,7 @@ read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool lock)
 	bool		isnull;
 	Datum		v;
 
-	t = allot_read_host_row(host_read_plan, args, host_id, lock, &d);
+	t = allot_read_host_row(host_read_plan, args, host_id, fresh, &d);
 	memset(host, 0, sizeof(*host));
 	host->id = host_id;
 	v = SPI_getbinval(t, d, 1, &isnull);
@@ -636,6 +637,7 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 
 		SPI_connect();
 		prepare_plans();
+		allot_begin_host_request(host_id, "assignment");
 		read_host(&host, host_id, cutoff, true);
 		select_for_host(&rs, &host, exclude, n_exclude, now, u, false);
 
@@ -838,6 +840,8 @@ allot_heartbeat(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	prepare_plans();
+	/* In the order assign_workload takes them: host first, then its rows. */
+	allot_begin_host_request(host_id, "assignment");
 	if (SPI_execute_plan(heartbeat_plan, args, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not record the heartbeat of host %lld", (long long) host_id);
 	if (SPI_processed == 0)
@@ -867,6 +871,7 @@ allot_release_assignment(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	prepare_plans();
+	allot_begin_host_request(host_id, "assignment");
 	if (SPI_execute_plan(release_plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not release the assignment of host %lld", (long long) host_id);
 	had = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) > 0;
@@ -890,6 +895,7 @@ allot_expire_assignments_upto(TimestampTz cutoff, int64 limit)
 	int64		expired = 0;
 
 	prepare_plans();
+	allot_lock_for_write("assignment");
 	args[1] = TimestampTzGetDatum(cutoff);
 	while (expired < limit)
 	{

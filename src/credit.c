@@ -11,6 +11,8 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -70,6 +72,22 @@ prepare_plans(void)
 							 6, add_args);
 }
 
+static void
+fold_lock_tag(LOCKTAG *tag)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) ALLOT_FOLD_LOCK_KEY1,
+						 (uint32) ALLOT_FOLD_LOCK_KEY2, 2);
+}
+
+bool
+allot_try_lock_fold(void)
+{
+	LOCKTAG		tag;
+
+	fold_lock_tag(&tag);
+	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
+}
+
 int
 allot_read_credit(const WorkloadCache *cache, const int64 *ids, int n,
 				  TimestampTz now, CreditRow **rows)
@@ -122,6 +140,13 @@ allot_add_credit(const int64 *workload_ids, const char *const *resources,
 
 	if (n == 0 || mode == FAIRNESS_CURRENT)
 		return;
+	if (mode == FAIRNESS_DEBT)
+	{
+		LOCKTAG		tag;
+
+		fold_lock_tag(&tag);
+		(void) LockAcquire(&tag, ShareLock, false, false);
+	}
 	prepare_plans();
 	for (int i = 0; i < n; i++)
 	{

@@ -27,6 +27,20 @@ extern int	allot_fairness_mode(void);
 extern int	allot_read_credit(const WorkloadCache *cache, const int64 *ids, int n,
 							  TimestampTz now, CreditRow **rows);
 
+/*
+ * Debts are folded by one transaction at a time, while no request adds to
+ * them: the fold takes this lock exclusively (allot_try_lock_fold, or
+ * allot.fold_debts itself), requests that add credit under debt share it.
+ * A second transitioner does not wait for the first's fold, it skips its
+ * own; a request waits for a fold in progress before it touches a credit
+ * row, so the two never hold each other's rows.  Keys (1634495599,
+ * 1684366964), "allo" "debt", in pg_advisory_xact_lock's (int4, int4) space.
+ */
+#define ALLOT_FOLD_LOCK_KEY1 1634495599
+#define ALLOT_FOLD_LOCK_KEY2 1684366964
+
+extern bool allot_try_lock_fold(void);
+
 /* Add credit handed out at now: to rec under recent, to sent under debt. */
 extern void allot_add_credit(const int64 *workload_ids, const char *const *resources,
 							 const double *credit, int n, TimestampTz now, int mode);

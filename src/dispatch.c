@@ -31,6 +31,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "lib/stringinfo.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
@@ -107,7 +108,7 @@ prepare_plans(void)
 								" WHERE host_id = $1 AND app_version_id = $2",
 								2, id_id);
 	usage_plan = allot_prepare(
-						 "SELECT workload_id, unsent, mflops FROM allot.job_usage"
+						 "SELECT workload_id, unsent, mflops, in_progress FROM allot.job_usage"
 						 " WHERE workload_id = ANY ($1) AND unsent > 0",
 						 1, ids);
 	app_stats_plan = allot_prepare(
@@ -240,10 +241,13 @@ fleet_median(void)
 	return fleet_median_flops;
 }
 
-/* Read (and lock, to dispatch) the host; errors if it does not exist. */
+/*
+ * Read the host; errors if it does not exist.  To dispatch (fresh), after
+ * allot_begin_host_request, under a snapshot taken after it.
+ */
 void
 allot_read_dispatch_host(DispatchHost *host, const WorkloadCache *cache,
-						 int64 host_id, bool lock)
+						 int64 host_id, bool fresh)
 {
 	Datum		args[1] = {Int64GetDatum(host_id)};
 	HeapTuple	t;
@@ -257,7 +261,7 @@ allot_read_dispatch_host(DispatchHost *host, const WorkloadCache *cache,
 
 	prepare_plans();
 
-	t = allot_read_host_row(host_read_plan, args, host_id, lock, &d);
+	t = allot_read_host_row(host_read_plan, args, host_id, fresh, &d);
 	memset(host, 0, sizeof(*host));
 	host->id = host_id;
 	v = SPI_getbinval(t, d, 1, &isnull);
@@ -435,9 +439,9 @@ json_value_text(const JsonbValue *v)
 	}
 }
 
-/* A non-negative finite number at `path`. */
+/* A non-negative finite number at `path`, at most `max`. */
 static double
-json_amount(const JsonbValue *v, const char *path)
+json_amount(const JsonbValue *v, const char *path, double max)
 {
 	double		d;
 
@@ -452,15 +456,19 @@ json_amount(const JsonbValue *v, const char *path)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a non-negative number, not %s", path, json_value_text(v))));
+	if (d > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be at most %g, not %s", path, max, json_value_text(v))));
 	return d;
 }
 
 static int64
 json_id(const JsonbValue *v, const char *path)
 {
-	double		d = json_amount(v, path);
+	double		d = json_amount(v, path, 9.2e18);
 
-	if (d != floor(d) || d > 9.2e18)
+	if (d != floor(d))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a whole number, not %s", path, json_value_text(v))));
@@ -482,6 +490,51 @@ json_key(JsonbContainer *c, const char *key, JsonbValue *out)
 {
 	return getKeyJsonValueFromContainer(c, key, strlen(key), out) != NULL;
 }
+
+/*
+ * An object may hold only the keys its place in the request allows: a key
+ * misspelt by a client would otherwise be ignored, and the request answered
+ * as if it had asked for nothing.
+ */
+static void
+json_only_keys(JsonbContainer *c, const char *path, const char *const *allowed)
+{
+	JsonbIterator *it = JsonbIteratorInit(c);
+	JsonbValue	key;
+	JsonbIteratorToken tok;
+
+	while ((tok = JsonbIteratorNext(&it, &key, true)) != WJB_DONE)
+	{
+		bool		known = false;
+		StringInfoData list;
+
+		if (tok != WJB_KEY)
+			continue;
+		for (int i = 0; allowed[i] != NULL && !known; i++)
+			known = strlen(allowed[i]) == (size_t) key.val.string.len &&
+				memcmp(allowed[i], key.val.string.val, key.val.string.len) == 0;
+		if (known)
+			continue;
+		initStringInfo(&list);
+		for (int i = 0; allowed[i] != NULL; i++)
+			appendStringInfo(&list, "%s%s", i > 0 ? ", " : "", allowed[i]);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown key %s in %s", json_value_text(&key), path),
+				 errhint("%s takes: %s.", path, list.data)));
+	}
+}
+
+static const char *const request_keys[] = {
+	"resources", "work_req_seconds", "no_gpus", "exclude", "buffer", "app_versions", NULL
+};
+static const char *const resource_keys[] = {
+	"req_secs", "req_instances", "estimated_delay", NULL
+};
+static const char *const buffer_keys[] = {"min_secs", "max_secs", NULL};
+static const char *const client_version_keys[] = {
+	"seconds_per_app_unit", "raw_flops_per_sec", NULL
+};
 
 /* Walk the members of an object: calls back with each key and value. */
 typedef void (*MemberFn) (const char *key, JsonbValue *value, void *arg);
@@ -528,13 +581,17 @@ parse_resource(const char *name, JsonbValue *value, void *arg)
 				 errmsg("unknown resource \"%s\" in request.resources", name),
 				 errhint("Resource types are the rows of allot.resource.")));
 	obj = json_object_at(value, psprintf("request.resources.%s", name));
+	json_only_keys(obj, psprintf("request.resources.%s", name), resource_keys);
 	rr = &ps->req->rsc[r];
 	if (json_key(obj, "req_secs", &v))
-		rr->secs = json_amount(&v, psprintf("request.resources.%s.req_secs", name));
+		rr->secs = json_amount(&v, psprintf("request.resources.%s.req_secs", name),
+							   ALLOT_MAX_SECS);
 	if (json_key(obj, "req_instances", &v))
-		rr->instances = json_amount(&v, psprintf("request.resources.%s.req_instances", name));
+		rr->instances = json_amount(&v, psprintf("request.resources.%s.req_instances", name),
+									ALLOT_MAX_INSTANCES);
 	if (json_key(obj, "estimated_delay", &v))
-		rr->delay = json_amount(&v, psprintf("request.resources.%s.estimated_delay", name));
+		rr->delay = json_amount(&v, psprintf("request.resources.%s.estimated_delay", name),
+								ALLOT_MAX_SECS);
 	/* A resource is served only if something of it is asked for (seed 001). */
 	rr->requested = rr->secs > 0 || rr->instances > 0;
 }
@@ -564,6 +621,7 @@ parse_client_version(const char *name, JsonbValue *value, void *arg)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown app version %lld in request.app_versions", id)));
 	obj = json_object_at(value, psprintf("request.app_versions.%s", name));
+	json_only_keys(obj, psprintf("request.app_versions.%s", name), client_version_keys);
 	memset(cv, 0, sizeof(*cv));
 	cv->version_id = id;
 	/* 0 means "not stated"; anything else must be in range. */
@@ -571,7 +629,7 @@ parse_client_version(const char *name, JsonbValue *value, void *arg)
 	{
 		char	   *path = psprintf("request.app_versions.%s.seconds_per_app_unit", name);
 
-		cv->seconds_per_app_unit = json_amount(&v, path);
+		cv->seconds_per_app_unit = json_amount(&v, path, ALLOT_MAX_SECS);
 		if (cv->seconds_per_app_unit != 0)
 			allot_check_range(cv->seconds_per_app_unit, ALLOT_MIN_SECS, ALLOT_MAX_SECS, path);
 	}
@@ -579,7 +637,7 @@ parse_client_version(const char *name, JsonbValue *value, void *arg)
 	{
 		char	   *path = psprintf("request.app_versions.%s.raw_flops_per_sec", name);
 
-		cv->raw_flops_per_sec = json_amount(&v, path);
+		cv->raw_flops_per_sec = json_amount(&v, path, ALLOT_MAX_FLOPS);
 		if (cv->raw_flops_per_sec != 0)
 			allot_check_range(cv->raw_flops_per_sec, ALLOT_MIN_FLOPS, ALLOT_MAX_FLOPS, path);
 	}
@@ -603,6 +661,7 @@ parse_request(Request *req, Jsonb *json, const WorkloadCache *cache,
 	}
 	if (!JB_ROOT_IS_OBJECT(json))
 		bad_request("request must be a JSON object, not %s", "an array");
+	json_only_keys(root, "request", request_keys);
 
 	memset(req, 0, sizeof(*req));
 	req->rsc = palloc0(sizeof(ResourceRequest) * (cache->n_resources + 1));
@@ -644,7 +703,7 @@ parse_request(Request *req, Jsonb *json, const WorkloadCache *cache,
 	else if (json_key(root, "work_req_seconds", &v))
 	{
 		/* An old client: one pool of seconds, any resource the host has. */
-		double		secs = json_amount(&v, "request.work_req_seconds");
+		double		secs = json_amount(&v, "request.work_req_seconds", ALLOT_MAX_SECS);
 
 		req->shared_seconds = true;
 		for (int r = 0; r < cache->n_resources; r++)
@@ -658,11 +717,12 @@ parse_request(Request *req, Jsonb *json, const WorkloadCache *cache,
 		JsonbContainer *obj = json_object_at(&v, "request.buffer");
 		JsonbValue	b;
 
+		json_only_keys(obj, "request.buffer", buffer_keys);
 		req->has_buffer = true;
 		if (json_key(obj, "min_secs", &b))
-			req->min_buf_secs = json_amount(&b, "request.buffer.min_secs");
+			req->min_buf_secs = json_amount(&b, "request.buffer.min_secs", ALLOT_MAX_SECS);
 		if (json_key(obj, "max_secs", &b))
-			req->max_buf_secs = json_amount(&b, "request.buffer.max_secs");
+			req->max_buf_secs = json_amount(&b, "request.buffer.max_secs", ALLOT_MAX_SECS);
 		if (req->max_buf_secs < req->min_buf_secs)
 			req->max_buf_secs = req->min_buf_secs;
 	}
@@ -711,6 +771,7 @@ typedef struct JobWorkload
 	int			n_reserve;
 	bool	   *blocked;		/* per resource: refused by the deadline check */
 	int64		unsent;
+	int64		in_progress;	/* here and on every other host */
 	double		mflops;			/* usage: peak MFLOPS in progress */
 	double		rec;			/* recent estimated credit at now (recent) */
 	DebtCell   *debt;			/* per resource (debt) */
@@ -896,6 +957,7 @@ read_candidates(Dispatch *d)
 			{
 				d->jw[i].unsent = DatumGetInt64(SPI_getbinval(t, td, 2, &isnull));
 				d->jw[i].mflops = (double) DatumGetInt64(SPI_getbinval(t, td, 3, &isnull));
+				d->jw[i].in_progress = DatumGetInt64(SPI_getbinval(t, td, 4, &isnull));
 			}
 	}
 	if (d->fairness != FAIRNESS_CURRENT)
@@ -1032,6 +1094,16 @@ return_job(JobWorkload *j, int64 job_id, double predicted)
 }
 
 /*
+ * A job's delay bound: its workload's, or allot.default_delay_bound, so that
+ * every job sent has a deadline and a host that vanishes gives it back.
+ */
+static double
+delay_bound(const CachedWorkload *w)
+{
+	return w->delay_bound_secs > 0 ? w->delay_bound_secs : (double) allot_default_delay_bound;
+}
+
+/*
  * One pick for resource r: choose a workload by the seed 000 selection over
  * FLOPS usage, take one of its jobs.  Returns false when no job can be sent
  * for r any more.
@@ -1077,9 +1149,6 @@ pick_one(Dispatch *d, int r)
 			v = best_version(d, c, r);
 			if (v < 0)
 				continue;
-			usage = r == cache->cpu ? cache->versions[v].ncpus : cache->versions[v].ncoprocs;
-			if (!allot_request_takes(rr, usage))
-				continue;
 			index[n] = i;
 			version[n] = v;
 			cand[n].workload_id = c->w->id;
@@ -1120,7 +1189,8 @@ pick_one(Dispatch *d, int r)
 			continue;
 		}
 		estimate_pick(d, j, version[sel.chosen], predicted, &est, &bound, &peak);
-		if (!allot_request_meets_deadline(rr, est, j->w->delay_bound_secs))
+		if (!allot_request_meets_deadline(rr, est, delay_bound(j->w)) &&
+			!allot_request_may_probe(rr, j->in_progress))
 		{
 			/* It would miss its deadline here: leave it for an idler host. */
 			return_job(j, job_id, predicted);
@@ -1139,8 +1209,7 @@ pick_one(Dispatch *d, int r)
 		p->est = est;
 		p->bound = bound;
 		p->peak = peak;
-		p->deadline = j->w->delay_bound_secs > 0 ?
-			d->now + (TimestampTz) (j->w->delay_bound_secs * USECS_PER_SEC) : 0;
+		p->deadline = d->now + (TimestampTz) (delay_bound(j->w) * USECS_PER_SEC);
 		p->app_id = j->app->id;
 		p->est_flops_per_au = j->app->est_flops_per_au;
 		p->credit = est * peak;
@@ -1156,6 +1225,7 @@ pick_one(Dispatch *d, int r)
 			cell->eligible = true;
 		}
 		j->unsent--;
+		j->in_progress++;
 		d->hv[version[sel.chosen]].jobs_today++;
 		allot_request_charge(rr, est, usage);
 		if (d->req.shared_seconds)
@@ -1376,6 +1446,7 @@ allot_request_work(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	prepare_plans();
+	allot_begin_host_request(host_id, "job");
 	d.cache = allot_workload_cache();
 	d.fairness = allot_fairness_mode();
 	if (d.cache->n_resources == 0)

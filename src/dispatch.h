@@ -34,7 +34,7 @@ typedef struct HostVersion
 } HostVersion;
 
 extern void allot_read_dispatch_host(DispatchHost *host, const WorkloadCache *cache,
-									 int64 host_id, bool lock);
+									 int64 host_id, bool fresh);
 extern bool allot_version_runs_on(const CachedVersion *v, const DispatchHost *host,
 								  const WorkloadCache *cache);
 extern double allot_version_peak_flops(const CachedVersion *v, const DispatchHost *host,

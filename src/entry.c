@@ -7,7 +7,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -50,22 +52,40 @@ allot_text_list(Datum array, NameList *out)
 
 /*
  * Read a host's row with `plan` (its first argument the host id); errors if
- * the host does not exist.  To write on its behalf (lock), first take the
- * host's lock, then read under a snapshot taken after it, so that what an
- * earlier request of this host committed while we waited is seen.
+ * the host does not exist.  A request that writes on the host's behalf
+ * (fresh) reads under a snapshot taken after allot_begin_host_request, so
+ * that what an earlier request of this host committed while we waited is
+ * seen.
  */
 HeapTuple
-allot_read_host_row(SPIPlanPtr plan, Datum *args, int64 host_id, bool lock,
+allot_read_host_row(SPIPlanPtr plan, Datum *args, int64 host_id, bool fresh,
 					TupleDesc *desc)
 {
-	if (lock)
-		allot_lock_host(host_id);
-	if (SPI_execute_plan(plan, args, NULL, !lock, 1) != SPI_OK_SELECT)
+	if (SPI_execute_plan(plan, args, NULL, !fresh, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.host");
 	if (SPI_processed == 0)
 		allot_host_not_found(host_id);
 	*desc = SPI_tuptable->tupdesc;
 	return SPI_tuptable->vals[0];
+}
+
+/*
+ * Take the row-writing lock of one of allot's tables now, before the caller
+ * reads anything it may write rows about (entry.h).  A table that does not
+ * exist yet (an older schema) is skipped: the caller's own check says so.
+ */
+void
+allot_lock_for_write(const char *table)
+{
+	(void) RangeVarGetRelid(makeRangeVar("allot", (char *) table, -1),
+							RowExclusiveLock, true);
+}
+
+void
+allot_begin_host_request(int64 host_id, const char *table)
+{
+	allot_lock_host(host_id);
+	allot_lock_for_write(table);
 }
 
 /*

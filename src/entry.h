@@ -29,7 +29,25 @@ extern SPIPlanPtr allot_prepare(const char *sql, int nargs, Oid *argtypes);
 extern void allot_text_list(Datum array, struct NameList *out);
 extern Tuplestorestate *allot_materialize(FunctionCallInfo fcinfo, TupleDesc *desc);
 extern HeapTuple allot_read_host_row(SPIPlanPtr plan, Datum *args, int64 host_id,
-									 bool lock, TupleDesc *desc);
+									 bool fresh, TupleDesc *desc);
+
+/*
+ * The order every writer takes its locks in.  A request of one host takes
+ * the host's lock, then the row-writing lock (RowExclusiveLock) of the table
+ * it writes, allot.job or allot.assignment, and only then reads what it may
+ * use: workloads, apps and versions (the backend cache), the host's row.
+ * Reports and the transitioner take the same table locks first.  An
+ * operator's edit that takes away something a request may be using (a
+ * DELETE on allot.workload, app, app_version or host) first locks both
+ * tables in SHARE mode (allot.edit_lock()): it waits for the requests in
+ * flight, and holds new ones back until it commits, when their table lock
+ * brings in its invalidations.  No request ever writes a reference to a
+ * row an operator removed, so none fails on a foreign key; and since the
+ * edit takes nothing a request holds before its SHARE locks, the two cannot
+ * deadlock.
+ */
+extern void allot_begin_host_request(int64 host_id, const char *table);
+extern void allot_lock_for_write(const char *table);
 
 /* Entry points reject NULL arguments they cannot do without. */
 static inline void
@@ -51,6 +69,7 @@ allot_require_arg(FunctionCallInfo fcinfo, int argno, const char *name)
 #define ALLOT_MAX_FLOPS 1e20
 #define ALLOT_MIN_SECS 1e-6			/* elapsed time, seconds per app unit */
 #define ALLOT_MAX_SECS 1e10
+#define ALLOT_MAX_INSTANCES 1e6		/* of one resource, in a request */
 #define ALLOT_MIN_APP_UNITS 1e-9
 #define ALLOT_MAX_APP_UNITS 1e12
 #define ALLOT_MIN_NOW_TEXT "1970-01-01"

@@ -15,6 +15,33 @@
 
 #include "estimate.h"
 
+/*
+ * The app units a report is counted for in the app's statistics (and so in
+ * its estimates and credit): the claim, unless its ratio to the prediction
+ * lies beyond ALLOT_REPORT_CLAMP times the app's mean ratio either way, in
+ * which case the nearer limit.  Before any report the mean ratio is taken
+ * as 1: the prediction is all there is to go on.  So one report can move
+ * the mean ratio by at most ALLOT_REPORT_CLAMP, and less as reports
+ * accumulate (by (n + K) / (n + 1) after n), and the mean of actual app
+ * units, which credit is made of, likewise.
+ */
+double
+allot_counted_app_units(double app_units, double predicted_app_units,
+						const AppStats *stats)
+{
+	double		mean = stats != NULL && stats->n > 0 && stats->au_ratio_mean > 0 ?
+		stats->au_ratio_mean : 1;
+	double		ratio = app_units / predicted_app_units;
+
+	if (ratio > mean * ALLOT_REPORT_CLAMP)
+		ratio = mean * ALLOT_REPORT_CLAMP;
+	else if (ratio < mean / ALLOT_REPORT_CLAMP)
+		ratio = mean / ALLOT_REPORT_CLAMP;
+	else
+		return app_units;		/* exactly as claimed */
+	return ratio * predicted_app_units;
+}
+
 /* Sample standard deviation from a Welford accumulator; 0 below 2 samples. */
 double
 allot_stdev(int64_t n, double m2)

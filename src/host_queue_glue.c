@@ -93,6 +93,11 @@ buffer_arg(FunctionCallInfo fcinfo, int argno, const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a non-negative finite number of seconds, not %g", name, v)));
+	/* Beyond this, shortfalls (instances x seconds) stop being finite. */
+	if (v > ALLOT_MAX_SECS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be at most %g seconds, not %g", name, ALLOT_MAX_SECS, v)));
 	return v;
 }
 

@@ -42,20 +42,27 @@ static void
 prepare_plans(void)
 {
 	Oid			job_args[2] = {INT8OID, INT8OID};
-	Oid			accept_args[14] = {
+	Oid			accept_args[15] = {
 		INT8OID, INT8OID, TEXTOID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		TIMESTAMPTZOID, FLOAT8OID, TEXTOID, INT4OID, INT4OID,
-		TIMESTAMPTZOID, INT8OID, FLOAT8OID
+		TIMESTAMPTZOID, INT8OID, FLOAT8OID, FLOAT8OID
 	};
 
 	if (accept_plan != NULL)
 		return;
 
+	/* The app's statistics come unlocked: a report's claim is bounded
+	 * relative to them (estimate.h), and a mean a report or two old bounds
+	 * it just as well. */
 	job_plan = allot_prepare(
 					   "SELECT j.state, j.host_id, j.sent_at, j.app_version_id,"
 					   "       j.peak_flops_per_sec, j.predicted_app_units,"
-					   "       EXISTS (SELECT FROM allot.host WHERE id = $2)"
-					   "  FROM allot.job j WHERE j.id = $1 FOR UPDATE",
+					   "       EXISTS (SELECT FROM allot.host WHERE id = $2),"
+					   "       a.n_reports, a.au_ratio_mean"
+					   "  FROM allot.job j"
+					   "  LEFT JOIN allot.app_version v ON v.id = j.app_version_id"
+					   "  LEFT JOIN allot.app a ON a.id = v.app_id"
+					   " WHERE j.id = $1 FOR UPDATE OF j",
 					   2, job_args);
 	previous_plan = allot_prepare(
 							"SELECT outcome, app_units, elapsed_secs, raw_flops_per_sec, reply"
@@ -64,11 +71,14 @@ prepare_plans(void)
 							2, job_args);
 
 	/*
-	 * $1 job, $2 host, $3 outcome, $4 app units, $5 elapsed, $6 raw FLOPS
-	 * (defaulted to the job's peak), $7 now, $8 a new seconds per app unit
+	 * $1 job, $2 host, $3 outcome, $4 app units as claimed, $5 elapsed, $6
+	 * raw FLOPS (defaulted to, and at most, the job's peak: seed 004's raw
+	 * FLOPS are the peak or less), $7 now, $8 a new seconds per app unit
 	 * (NULL: unchanged), $9 next state, $10 quota change (+1 doubles, -1
 	 * lowers), $11 the quota ceiling; $12..$14 the job's sent_at, app
-	 * version and predicted app units as read under its row lock.  On success the app's means and sums
+	 * version and predicted app units as read under its row lock; $15 the
+	 * app units counted (the claim bounded, estimate.h), which the job keeps
+	 * and the statistics take.  On success the app's means and sums
 	 * of squared deviations take the report by Welford's update (stable over
 	 * millions of reports): with d = x - mean and n reports so far,
 	 * mean += d / (n + 1) and m2 += d^2 * n / (n + 1).
@@ -86,10 +96,10 @@ prepare_plans(void)
 						  " j AS ("
 						  "  UPDATE allot.job"
 						  "     SET state = $9, returned_at = $7, outcome = $3,"
-						  "         app_units = CASE WHEN $3 = 'success' THEN $4 END,"
+						  "         app_units = CASE WHEN $3 = 'success' THEN $15 END,"
 						  "         elapsed_secs = $5,"
 						  "         raw_flops_per_sec = CASE WHEN $3 = 'success'"
-						  "                                  THEN coalesce($6, peak_flops_per_sec) END,"
+						  "                                  THEN least($6, peak_flops_per_sec) END,"
 						  "         host_id = CASE WHEN $9 = 'unsent' THEN NULL ELSE host_id END,"
 						  "         app_version_id = CASE WHEN $9 = 'unsent' THEN NULL ELSE app_version_id END,"
 						  "         sent_at = CASE WHEN $9 = 'unsent' THEN NULL ELSE sent_at END,"
@@ -120,8 +130,8 @@ prepare_plans(void)
 						  "  UPDATE allot.app a"
 						  "     SET n_reports = a.n_reports + 1,"
 						  "         actual_au_mean = a.actual_au_mean"
-						  "                          + ($4 - a.actual_au_mean) / (a.n_reports + 1),"
-						  "         actual_au_m2 = a.actual_au_m2 + ($4 - a.actual_au_mean) ^ 2"
+						  "                          + ($15 - a.actual_au_mean) / (a.n_reports + 1),"
+						  "         actual_au_m2 = a.actual_au_m2 + ($15 - a.actual_au_mean) ^ 2"
 						  "                        * a.n_reports / (a.n_reports + 1),"
 						  "         predicted_au_mean = a.predicted_au_mean"
 						  "                             + (j.predicted_app_units - a.predicted_au_mean)"
@@ -130,10 +140,10 @@ prepare_plans(void)
 						  "                           + (j.predicted_app_units - a.predicted_au_mean) ^ 2"
 						  "                           * a.n_reports / (a.n_reports + 1),"
 						  "         au_ratio_mean = a.au_ratio_mean"
-						  "                         + ($4 / j.predicted_app_units - a.au_ratio_mean)"
+						  "                         + ($15 / j.predicted_app_units - a.au_ratio_mean)"
 						  "                         / (a.n_reports + 1),"
 						  "         au_ratio_m2 = a.au_ratio_m2"
-						  "                       + ($4 / j.predicted_app_units - a.au_ratio_mean) ^ 2"
+						  "                       + ($15 / j.predicted_app_units - a.au_ratio_mean) ^ 2"
 						  "                       * a.n_reports / (a.n_reports + 1)"
 						  "    FROM j JOIN allot.app_version v ON v.id = j.app_version_id"
 						  "   WHERE a.id = v.app_id AND $3 = 'success'),"
@@ -146,7 +156,7 @@ prepare_plans(void)
 						  "        raw_flops_per_sec, reported_at, reply)"
 						  "SELECT $1, $2, r.sent_at, $3, $4, $5, $6, $7, r.reply FROM reply r"
 						  " RETURNING reply",
-						  14, accept_args);
+						  15, accept_args);
 }
 
 static void
@@ -240,6 +250,7 @@ allot_report_job(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	prepare_plans();
+	allot_lock_for_write("job");	/* before any row: entry.h */
 	jargs[0] = Int64GetDatum(job_id);
 	jargs[1] = Int64GetDatum(host_id);
 	if (SPI_execute_plan(job_plan, jargs, NULL, false, 1) != SPI_OK_SELECT)
@@ -308,8 +319,21 @@ allot_report_job(PG_FUNCTION_ARGS)
 		bool		success = strcmp(outcome, "success") == 0;
 		const char *next = success ? "done" :
 			strcmp(outcome, "error") == 0 ? "error" : "unsent";
-		Datum		args[14];
-		char		nulls[14];
+		Datum		args[15];
+		char		nulls[15];
+		AppStats	stats = {0};
+		double		counted;
+
+		/* The claim as the app's statistics count it (estimate.h). */
+		stats.n = DatumGetInt64(SPI_getbinval(t, d, 8, &isnull));
+		if (isnull)
+			stats.n = 0;
+		stats.au_ratio_mean = DatumGetFloat8(SPI_getbinval(t, d, 9, &isnull));
+		if (isnull)
+			stats.au_ratio_mean = 0;
+		counted = allot_counted_app_units(app_units,
+										  DatumGetFloat8(SPI_getbinval(t, d, 6, &isnull)),
+										  &stats);
 
 		memset(nulls, ' ', sizeof(nulls));
 		args[0] = Int64GetDatum(job_id);
@@ -322,7 +346,7 @@ allot_report_job(PG_FUNCTION_ARGS)
 		nulls[5] = has_raw ? ' ' : 'n';
 		args[6] = TimestampTzGetDatum(now);
 		/* What this report says of the host's seconds per app unit. */
-		args[7] = Float8GetDatum(has_elapsed ? elapsed / app_units : 0);
+		args[7] = Float8GetDatum(has_elapsed ? elapsed / counted : 0);
 		nulls[7] = success && has_elapsed ? ' ' : 'n';
 		args[8] = CStringGetTextDatum(next);
 		args[9] = Int32GetDatum(success ? 1 : -1);
@@ -330,6 +354,7 @@ allot_report_job(PG_FUNCTION_ARGS)
 		args[11] = SPI_getbinval(t, d, 3, &isnull);
 		args[12] = SPI_getbinval(t, d, 4, &isnull);
 		args[13] = SPI_getbinval(t, d, 6, &isnull);
+		args[14] = Float8GetDatum(counted);
 
 		if (SPI_execute_plan(accept_plan, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
 			SPI_processed != 1)

@@ -466,13 +466,17 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 	now = allot_now_arg(fcinfo, 0);
 	SPI_connect();
 	prepare_plans();
+	/* The table locks every writer takes first (entry.h). */
+	allot_lock_for_write("job");
+	allot_lock_for_write("assignment");
 
 	/*
 	 * Debts first: the fold locks credit rows, which requests lock before
 	 * their usage rows; folding after the steps below, which hold usage
-	 * rows, could deadlock with them.
+	 * rows, could deadlock with them.  A fold in progress elsewhere does
+	 * this round's too.
 	 */
-	if (allot_fairness_mode() == FAIRNESS_DEBT)
+	if (allot_fairness_mode() == FAIRNESS_DEBT && allot_try_lock_fold())
 	{
 		Oid			fold_args[1] = {TIMESTAMPTZOID};
 

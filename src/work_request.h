@@ -20,7 +20,12 @@ typedef struct ResourceRequest
 	int			jobs;			/* jobs sent for it so far */
 } ResourceRequest;
 
-/* work_needed(): more seconds or more instances are wanted. */
+/*
+ * work_needed(): more seconds or more instances are wanted.  As in BOINC's
+ * scheduler, a job is sent while either is left, so the last job may
+ * overshoot both, by less than itself: a host asking for half an instance
+ * gets a whole job rather than none.
+ */
 static inline bool
 allot_request_needs(const ResourceRequest *r)
 {
@@ -28,25 +33,28 @@ allot_request_needs(const ResourceRequest *r)
 }
 
 /*
- * May a job using `usage` instances be sent?  While seconds are wanted, yes
- * (the last job may overshoot seconds); when only instances are wanted, only
- * if it fits: instances are never overshot.
- */
-static inline bool
-allot_request_takes(const ResourceRequest *r, double usage)
-{
-	return r->secs > 0 || r->instances >= usage - 1e-9;
-}
-
-/*
  * Deadline check: a job is not sent if it could not start and finish within
- * its delay bound (0: none) behind what this resource already has queued.
+ * its delay bound behind what this resource already has queued.
  */
 static inline bool
 allot_request_meets_deadline(const ResourceRequest *r, double est_secs,
 							 double delay_bound_secs)
 {
-	return delay_bound_secs <= 0 || r->delay + est_secs <= delay_bound_secs;
+	return r->delay + est_secs <= delay_bound_secs;
+}
+
+/*
+ * A probe: a job whose estimate exceeds its delay bound is still sent when
+ * this resource is idle (nothing queued, nothing sent yet in this request)
+ * and its workload has no job in progress on any host.  Without it an app
+ * whose estimates exceed every deadline would never be sent a job again,
+ * and no report could ever correct its estimates; with it one host at a
+ * time tries, and the first report does.
+ */
+static inline bool
+allot_request_may_probe(const ResourceRequest *r, long workload_in_progress)
+{
+	return r->delay <= 0 && workload_in_progress == 0;
 }
 
 /*

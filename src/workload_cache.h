@@ -24,7 +24,7 @@ typedef struct CachedWorkload
 	WorkloadNeeds needs;
 	/* job workloads only */
 	int			app;			/* index into apps */
-	double		delay_bound_secs;	/* 0: no deadline */
+	double		delay_bound_secs;	/* 0: allot.default_delay_bound */
 } CachedWorkload;
 
 typedef struct CachedVersion

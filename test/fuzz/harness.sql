@@ -141,8 +141,7 @@ $fn$;
 -- What must hold of the state after a batch: the usage tables agree with
 -- their rows (check_invariants), every row reads back from its text form
 -- (pg_dump and COPY need that: a timestamptz beyond the year 294276 does not),
--- and every job in progress has a finite estimate and, under a delay bound, a
--- deadline.
+-- and every job in progress has a finite estimate and a deadline.
 CREATE FUNCTION pg_temp.state_problems() RETURNS SETOF text LANGUAGE plpgsql AS $fn$
 DECLARE
     t regclass;
@@ -163,7 +162,7 @@ BEGIN
       FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id
      WHERE j.state = 'in_progress'
        AND (NOT (j.est_secs >= 0 AND j.est_secs < 'Infinity')
-            OR (w.delay_bound IS NULL) <> (j.deadline IS NULL)
+            OR j.deadline IS NULL
             OR j.deadline > '294276-12-31 23:59:59.999999+00')
      ORDER BY j.id LIMIT 10;
 END
@@ -351,18 +350,15 @@ BEGIN
             RETURN format('job %s: estimate %s, bound %s, peak %s', e -> 'job_id', e -> 'est_secs',
                           e -> 'bound_secs', e -> 'peak_flops_per_sec');
         END IF;
-        IF j.delay_bound IS NULL THEN
-            IF e -> 'deadline' IS DISTINCT FROM 'null' THEN
-                RETURN format('job %s: a deadline without a delay bound', e -> 'job_id');
-            END IF;
-        ELSE
-            deadline := pg_temp.timestamp_or_null(e ->> 'deadline');
-            IF deadline IS NULL THEN
-                RETURN format('job %s: deadline %s is not a timestamptz (out of range?)', e -> 'job_id', e -> 'deadline');
-            END IF;
-            IF extract(epoch FROM deadline) <> extract(epoch FROM c.ts) + extract(epoch FROM j.delay_bound) THEN
-                RETURN format('job %s: deadline %s is not now + %s', e -> 'job_id', e -> 'deadline', j.delay_bound);
-            END IF;
+        -- every job has a deadline: now + its delay bound, or the default one
+        deadline := pg_temp.timestamp_or_null(e ->> 'deadline');
+        IF deadline IS NULL THEN
+            RETURN format('job %s: deadline %s is not a timestamptz (out of range?)', e -> 'job_id', e -> 'deadline');
+        END IF;
+        IF extract(epoch FROM deadline) <> extract(epoch FROM c.ts)
+                + extract(epoch FROM coalesce(j.delay_bound, current_setting('allot.default_delay_bound')::interval)) THEN
+            RETURN format('job %s: deadline %s is not now + %s', e -> 'job_id', e -> 'deadline',
+                          coalesce(j.delay_bound, current_setting('allot.default_delay_bound')::interval));
         END IF;
         IF jsonb_typeof(c.js -> 'exclude') = 'array' AND
            EXISTS (SELECT FROM jsonb_array_elements(c.js -> 'exclude') x

@@ -73,6 +73,19 @@ BEGIN
 END
 $fn$;
 
+-- A key its object does not take (README "request_work": unknown keys are refused).
+CREATE FUNCTION pg_temp.stray_key(o jsonb, allowed text[], path text) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $fn$
+    SELECT format('%s has the unknown key %s', path, min(k))
+      FROM jsonb_object_keys(o) k WHERE k <> ALL (allowed) HAVING count(*) > 0
+$fn$;
+
+-- An amount above its documented maximum (seconds 1e10, instances 1e6).
+CREATE FUNCTION pg_temp.too_big(v jsonb, max numeric, path text) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $fn$
+    SELECT CASE WHEN v::numeric > max THEN path || ' is too big' END
+$fn$;
+
 -- The request as a whole, member by member as README "request_work" lists them.
 CREATE FUNCTION pg_temp.request_defect(r jsonb) RETURNS text LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
@@ -84,6 +97,9 @@ BEGIN
     IF jsonb_typeof(r) <> 'object' THEN
         RETURN 'request is not an object';
     END IF;
+    m := pg_temp.stray_key(r, ARRAY['resources', 'work_req_seconds', 'no_gpus', 'exclude',
+                                    'buffer', 'app_versions'], 'request');
+    IF m IS NOT NULL THEN RETURN m; END IF;
     IF r ? 'no_gpus' AND jsonb_typeof(r -> 'no_gpus') <> 'boolean' THEN
         RETURN 'no_gpus is not a boolean';
     END IF;
@@ -111,6 +127,9 @@ BEGIN
             IF jsonb_typeof(v) <> 'object' THEN
                 RETURN format('app_versions.%s is not an object', k);
             END IF;
+            m := pg_temp.stray_key(v, ARRAY['seconds_per_app_unit', 'raw_flops_per_sec'],
+                                   'app_versions.' || k);
+            IF m IS NOT NULL THEN RETURN m; END IF;
             FOREACH field IN ARRAY ARRAY['seconds_per_app_unit', 'raw_flops_per_sec'] LOOP
                 IF v ? field THEN
                     m := pg_temp.amount_defect(v -> field, format('app_versions.%s.%s', k, field));
@@ -138,25 +157,34 @@ BEGIN
             IF jsonb_typeof(v) <> 'object' THEN
                 RETURN format('resources.%s is not an object', k);
             END IF;
+            m := pg_temp.stray_key(v, ARRAY['req_secs', 'req_instances', 'estimated_delay'],
+                                   'resources.' || k);
+            IF m IS NOT NULL THEN RETURN m; END IF;
             FOREACH field IN ARRAY ARRAY['req_secs', 'req_instances', 'estimated_delay'] LOOP
                 IF v ? field THEN
-                    m := pg_temp.amount_defect(v -> field, format('resources.%s.%s', k, field));
+                    m := coalesce(pg_temp.amount_defect(v -> field, format('resources.%s.%s', k, field)),
+                                  pg_temp.too_big(v -> field, CASE field WHEN 'req_instances' THEN 1e6 ELSE 1e10 END,
+                                                  format('resources.%s.%s', k, field)));
                     IF m IS NOT NULL THEN RETURN m; END IF;
                 END IF;
             END LOOP;
         END LOOP;
     ELSIF r ? 'work_req_seconds' THEN
         -- read only when there is no "resources" (an old client)
-        m := pg_temp.amount_defect(r -> 'work_req_seconds', 'work_req_seconds');
+        m := coalesce(pg_temp.amount_defect(r -> 'work_req_seconds', 'work_req_seconds'),
+                      pg_temp.too_big(r -> 'work_req_seconds', 1e10, 'work_req_seconds'));
         IF m IS NOT NULL THEN RETURN m; END IF;
     END IF;
     IF r ? 'buffer' THEN
         IF jsonb_typeof(r -> 'buffer') <> 'object' THEN
             RETURN 'buffer is not an object';
         END IF;
+        m := pg_temp.stray_key(r -> 'buffer', ARRAY['min_secs', 'max_secs'], 'buffer');
+        IF m IS NOT NULL THEN RETURN m; END IF;
         FOREACH field IN ARRAY ARRAY['min_secs', 'max_secs'] LOOP
             IF r -> 'buffer' ? field THEN
-                m := pg_temp.amount_defect(r -> 'buffer' -> field, 'buffer.' || field);
+                m := coalesce(pg_temp.amount_defect(r -> 'buffer' -> field, 'buffer.' || field),
+                              pg_temp.too_big(r -> 'buffer' -> field, 1e10, 'buffer.' || field));
                 IF m IS NOT NULL THEN RETURN m; END IF;
             END IF;
         END LOOP;
@@ -186,9 +214,9 @@ CREATE FUNCTION pg_temp.bad_measure(x float8) RETURNS boolean LANGUAGE sql IMMUT
     SELECT NOT (x > 0 AND x < 'Infinity')
 $fn$;
 
--- host_queue's buffer lengths: non-negative and finite.
+-- host_queue's buffer lengths: between 0 and 1e10 seconds.
 CREATE FUNCTION pg_temp.bad_secs(x float8) RETURNS boolean LANGUAGE sql IMMUTABLE AS $fn$
-    SELECT NOT (x >= 0 AND x < 'Infinity')
+    SELECT NOT (x >= 0 AND x <= 1e10)
 $fn$;
 
 CREATE FUNCTION pg_temp.host_exists(h bigint) RETURNS boolean LANGUAGE sql STABLE AS $fn$
