@@ -11,9 +11,15 @@ OBJS = \
 	src/credit.o \
 	src/workload_cache.o \
 	src/assignment.o \
+	src/usage.o \
 	src/estimate.o \
 	src/host_queue.o \
 	src/host_queue_glue.o \
+	src/dispatch_host.o \
+	src/request_parse.o \
+	src/dispatch_read.o \
+	src/dispatch_pick.o \
+	src/dispatch_commit.o \
 	src/dispatch.o \
 	src/report.o \
 	src/percentile.o \

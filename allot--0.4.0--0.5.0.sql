@@ -118,7 +118,7 @@ AS $$
 DECLARE
     n bigint;
 BEGIN
-    SELECT u.in_progress INTO n FROM allot.job_usage u WHERE u.workload_id = OLD.id;
+    SELECT sum(u.in_progress) INTO n FROM allot.job_usage u WHERE u.workload_id = OLD.id;
     IF n > 0 THEN
         RAISE EXCEPTION 'workload % has % jobs in progress', OLD.id, n
             USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -184,6 +184,185 @@ BEGIN
 
     RETURN folded;
 END
+$$;
+
+/* ---------------------------------------------------------------------------
+ * Requests that cost what a one-row update costs.
+ * ------------------------------------------------------------------------- */
+
+/* job_usage holds a row per (workload, shard): each backend adds to its own
+ * shard (allot.usage_shard(), src/usage.c), so that concurrent requests do
+ * not queue behind each other's usage rows, which they hold until they
+ * commit.  The usage of a workload is the sum of its shards.  MFLOPS are
+ * summed as numeric: within allot's ranges a job is at most about 2e15
+ * MFLOPS, and no count of jobs overflows a numeric. */
+CREATE FUNCTION allot.usage_shard() RETURNS int
+    LANGUAGE c VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'allot_usage_shard';
+
+COMMENT ON FUNCTION allot.usage_shard() IS
+    'The shard of allot.job_usage this backend adds to';
+
+ALTER TABLE allot.job_usage DROP CONSTRAINT job_usage_pkey;
+ALTER TABLE allot.job_usage
+    ADD COLUMN shard int NOT NULL DEFAULT 0,
+    ALTER COLUMN mflops TYPE numeric,
+    ADD PRIMARY KEY (workload_id, shard);
+
+CREATE OR REPLACE FUNCTION allot.job_usage_trigger() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    my_shard int := allot.usage_shard();
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO allot.job_usage AS u (workload_id, shard, unsent, in_progress, mflops)
+        SELECT workload_id, my_shard, count(*) FILTER (WHERE state = 'unsent'),
+               count(*) FILTER (WHERE state = 'in_progress'),
+               coalesce(sum(allot.job_mflops(peak_flops_per_sec)) FILTER (WHERE state = 'in_progress'), 0)
+          FROM new_rows GROUP BY workload_id ORDER BY workload_id
+        ON CONFLICT (workload_id, shard) DO UPDATE
+           SET unsent = u.unsent + excluded.unsent,
+               in_progress = u.in_progress + excluded.in_progress,
+               mflops = u.mflops + excluded.mflops;
+    ELSIF TG_OP = 'UPDATE' THEN
+        INSERT INTO allot.job_usage AS u (workload_id, shard, unsent, in_progress, mflops)
+        SELECT workload_id, my_shard, sum(unsent), sum(in_progress), sum(mflops)
+          FROM (SELECT workload_id, (state = 'unsent')::int AS unsent,
+                       (state = 'in_progress')::int AS in_progress,
+                       CASE WHEN state = 'in_progress'
+                            THEN allot.job_mflops(peak_flops_per_sec) ELSE 0 END AS mflops
+                  FROM new_rows
+                UNION ALL
+                SELECT workload_id, -(state = 'unsent')::int, -(state = 'in_progress')::int,
+                       CASE WHEN state = 'in_progress'
+                            THEN -allot.job_mflops(peak_flops_per_sec) ELSE 0 END
+                  FROM old_rows) d
+         GROUP BY workload_id
+        HAVING sum(unsent) <> 0 OR sum(in_progress) <> 0 OR sum(mflops) <> 0
+         ORDER BY workload_id
+        ON CONFLICT (workload_id, shard) DO UPDATE
+           SET unsent = u.unsent + excluded.unsent,
+               in_progress = u.in_progress + excluded.in_progress,
+               mflops = u.mflops + excluded.mflops;
+    ELSE
+        INSERT INTO allot.job_usage AS u (workload_id, shard, unsent, in_progress, mflops)
+        SELECT workload_id, my_shard, -count(*) FILTER (WHERE state = 'unsent'),
+               -count(*) FILTER (WHERE state = 'in_progress'),
+               -coalesce(sum(allot.job_mflops(peak_flops_per_sec)) FILTER (WHERE state = 'in_progress'), 0)
+          FROM old_rows GROUP BY workload_id ORDER BY workload_id
+        ON CONFLICT (workload_id, shard) DO UPDATE
+           SET unsent = u.unsent + excluded.unsent,
+               in_progress = u.in_progress + excluded.in_progress,
+               mflops = u.mflops + excluded.mflops;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+/* A job's host and app version are written by requests, which take their
+ * host's lock and allot.job's write lock before reading the version from
+ * the cache (src/entry.h); an operator's DELETE of a host or version waits
+ * for them (allot.edit_lock()).  So the foreign keys' per-row lookups, which
+ * lock the referenced rows of every job sent, are not needed to keep jobs
+ * from pointing nowhere: a statement trigger refuses the DELETE instead,
+ * once per statement, as the keys' NO ACTION did. */
+ALTER TABLE allot.job DROP CONSTRAINT job_host_id_fkey;
+ALTER TABLE allot.job DROP CONSTRAINT job_app_version_id_fkey;
+
+CREATE FUNCTION allot.job_reference_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    gone bigint;
+    jobs bigint;
+BEGIN
+    IF TG_TABLE_NAME = 'host' THEN
+        SELECT g.id, count(*) INTO gone, jobs
+          FROM gone_rows g JOIN allot.job j ON j.host_id = g.id
+         GROUP BY g.id ORDER BY g.id LIMIT 1;
+    ELSE
+        SELECT g.id, count(*) INTO gone, jobs
+          FROM gone_rows g JOIN allot.job j ON j.app_version_id = g.id
+         GROUP BY g.id ORDER BY g.id LIMIT 1;
+    END IF;
+    IF gone IS NOT NULL THEN
+        RAISE EXCEPTION '% % is still referenced by % jobs', replace(TG_TABLE_NAME, '_', ' '), gone, jobs
+            USING ERRCODE = 'foreign_key_violation',
+                  HINT = 'Jobs keep the host and app version they were sent to; delete those jobs first, or keep the row.';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER host_job_reference_guard AFTER DELETE ON allot.host
+    REFERENCING OLD TABLE AS gone_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.job_reference_guard();
+CREATE TRIGGER app_version_job_reference_guard AFTER DELETE ON allot.app_version
+    REFERENCING OLD TABLE AS gone_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.job_reference_guard();
+
+/* When a host last asked for jobs, kept with its backoffs: a request then
+ * writes no host row; the transitioner brings host.last_seen up to date. */
+ALTER TABLE allot.host_resource ADD COLUMN asked_at timestamptz;
+
+/* check_invariants sums job_usage's shards. */
+CREATE OR REPLACE FUNCTION allot.check_invariants() RETURNS SETOF text
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT line FROM (
+        SELECT pg_catalog.format(
+                   'workload %s: workload_usage holds threads %s, focus_threads %s, hosts %s;'
+                   ' its counted assignments hold %s, %s, %s',
+                   coalesce(u.workload_id, a.workload_id),
+                   coalesce(u.threads, 0), coalesce(u.focus_threads, 0), coalesce(u.hosts, 0),
+                   coalesce(a.threads, 0), coalesce(a.focus_threads, 0), coalesce(a.hosts, 0)) AS line
+          FROM allot.workload_usage u
+          FULL JOIN (SELECT workload_id,
+                            sum(threads) FILTER (WHERE NOT focus) AS threads,
+                            sum(threads) FILTER (WHERE focus) AS focus_threads,
+                            count(*) AS hosts
+                       FROM allot.assignment
+                      WHERE counted
+                      GROUP BY workload_id) a ON a.workload_id = u.workload_id
+         WHERE coalesce(u.threads, 0) <> coalesce(a.threads, 0)
+            OR coalesce(u.focus_threads, 0) <> coalesce(a.focus_threads, 0)
+            OR coalesce(u.hosts, 0) <> coalesce(a.hosts, 0)
+            OR u.hosts = 0
+        UNION ALL
+        SELECT pg_catalog.format(
+                   'workload %s: job_usage holds unsent %s, in_progress %s, mflops %s;'
+                   ' its jobs hold %s, %s, %s',
+                   coalesce(u.workload_id, j.workload_id),
+                   coalesce(u.unsent, 0), coalesce(u.in_progress, 0), coalesce(u.mflops, 0),
+                   coalesce(j.unsent, 0), coalesce(j.in_progress, 0), coalesce(j.mflops, 0))
+          FROM (SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
+                       sum(mflops) AS mflops
+                  FROM allot.job_usage GROUP BY workload_id) u
+          FULL JOIN (SELECT workload_id,
+                            count(*) FILTER (WHERE state = 'unsent') AS unsent,
+                            count(*) FILTER (WHERE state = 'in_progress') AS in_progress,
+                            sum(allot.job_mflops(peak_flops_per_sec))
+                                FILTER (WHERE state = 'in_progress') AS mflops
+                       FROM allot.job
+                      GROUP BY workload_id) j ON j.workload_id = u.workload_id
+         WHERE coalesce(u.unsent, 0) <> coalesce(j.unsent, 0)
+            OR coalesce(u.in_progress, 0) <> coalesce(j.in_progress, 0)
+            OR coalesce(u.mflops, 0) <> coalesce(j.mflops, 0)
+        UNION ALL
+        SELECT pg_catalog.format('job %s names host %s, which does not exist', j.id, j.host_id)
+          FROM allot.job j
+         WHERE j.host_id IS NOT NULL AND NOT EXISTS (SELECT FROM allot.host h WHERE h.id = j.host_id)
+        UNION ALL
+        SELECT pg_catalog.format('job %s names app version %s, which does not exist', j.id, j.app_version_id)
+          FROM allot.job j
+         WHERE j.app_version_id IS NOT NULL
+           AND NOT EXISTS (SELECT FROM allot.app_version v WHERE v.id = j.app_version_id)
+    ) lines ORDER BY 1
 $$;
 
 /* ---------------------------------------------------------------------------

@@ -1,6 +1,21 @@
 /*
- * dispatch.h: a host as job dispatch sees it, shared by request_work
- * (dispatch.c), estimate_job and report_job (report.c).
+ * dispatch.h: one request_work call, stage by stage (seeds 001, 003).
+ *
+ *   dispatch.c          the entry point: the host's locks, then the stages
+ *   request_parse.c     parse   the JSON request, or the buffer form, into
+ *                               what the host wants per resource
+ *   dispatch_read.c     read    what the picks need: the host's versions and
+ *                               quotas, each job workload's usage and unsent
+ *                               jobs, its app's statistics, its credit
+ *   dispatch_pick.c     pick    per resource, coprocessors first, the seed
+ *                               000 selection chooses a workload and one of
+ *                               its unsent jobs is taken; each counts at once
+ *   dispatch_commit.c   commit  one statement writes everything and builds
+ *                               the reply
+ *
+ * Pure logic the stages call: selection.h (which workload), work_request.h
+ * (what a resource still wants), estimate.h (how long a job takes),
+ * fairness.h (usage over time), host_queue.h (the buffer form).
  */
 #ifndef ALLOT_DISPATCH_H
 #define ALLOT_DISPATCH_H
@@ -8,45 +23,92 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
+#include "utils/jsonb.h"
 
+#include "dispatch_host.h"
 #include "estimate.h"
+#include "fairness.h"
+#include "work_request.h"
 #include "workload_cache.h"
 
-typedef struct DispatchHost
+/* What the client says of one of its app versions. */
+typedef struct ClientVersion
 {
-	int64		id;
-	const char *os;
-	NameList	cpu_flags;
-	NameList	focus;
-	int			threads;
-	double		cpu_flops;		/* measured, or the fleet median */
-	double	   *coproc_count;	/* per cache resource; 0 when absent */
-	double	   *coproc_peak;	/* per cache resource, per instance */
-} DispatchHost;
+	int64		version_id;
+	double		seconds_per_app_unit;	/* 0: not stated */
+	double		raw_flops_per_sec;	/* 0: not stated */
+} ClientVersion;
 
-/* What the host has said of an app version, and its quota. */
-typedef struct HostVersion
+/* The request, parsed. */
+typedef struct Request
 {
-	double		seconds_per_app_unit;	/* 0: unknown */
-	double		raw_flops_per_sec;	/* 0: unknown */
-	int			quota;			/* 0: no row yet, i.e. the full quota */
-	int			jobs_today;
-} HostVersion;
+	ResourceRequest *rsc;		/* per cache resource */
+	bool		shared_seconds; /* old client: one work_req_seconds for all */
+	bool		no_gpus;
+	int64	   *exclude;
+	int			n_exclude;
+	ClientVersion *client;
+	int			n_client;
+} Request;
 
-extern void allot_read_dispatch_host(DispatchHost *host, const WorkloadCache *cache,
-									 int64 host_id, bool fresh);
-extern bool allot_version_runs_on(const CachedVersion *v, const DispatchHost *host,
-								  const WorkloadCache *cache);
-extern double allot_version_peak_flops(const CachedVersion *v, const DispatchHost *host,
-									   const WorkloadCache *cache);
-extern void allot_read_app_stats(AppStats *stats, int64 app_id);
-extern void allot_read_host_version(HostVersion *hv, int64 host_id, int64 version_id);
+/* A job workload as this request sees it. */
+typedef struct JobWorkload
+{
+	const CachedWorkload *w;
+	const CachedApp *app;
+	bool		excluded;		/* in the request's exclude list */
+	bool		exhausted;		/* no unsent job could be taken */
+	bool	   *blocked;		/* per resource: refused by the deadline check */
+	int64		last_taken;		/* highest job id taken so far (0: none) */
+	int64		held_id;		/* a job taken but refused by a deadline check */
+	double		held_predicted;
+	int64		unsent;
+	int64		in_progress;	/* here and on every other host */
+	double		mflops;			/* usage: peak MFLOPS in progress */
+	double		rec;			/* recent estimated credit at now (recent) */
+	DebtCell   *debt;			/* per resource (debt) */
+	AppStats	stats;
+} JobWorkload;
 
-/* host_queue_glue.c: the seed 002 simulation of a host's jobs in progress;
- * fills one QueueResource per cache resource (ninstances 0: absent). */
-struct QueueResource;
-extern void allot_simulate_host_queue(const WorkloadCache *cache, int64 host_id,
-									  double max_buf_secs, TimestampTz now,
-									  struct QueueResource *out);
+/* A job the request sends. */
+typedef struct Pick
+{
+	int64		job_id;
+	int64		workload_id;
+	int64		version_id;
+	int			resource;
+	double		ncpus;
+	double		ncoprocs;
+	double		predicted;
+	double		est;
+	double		bound;
+	double		peak;
+	TimestampTz deadline;
+	int64		app_id;
+	double		est_flops_per_au;
+	double		credit;			/* est_secs x peak FLOPS */
+} Pick;
+
+typedef struct Dispatch
+{
+	const WorkloadCache *cache;
+	DispatchHost host;
+	Request		req;
+	HostVersion *hv;			/* per cache version */
+	JobWorkload *jw;			/* per cache job workload */
+	Pick	   *picks;
+	int			n_picks;
+	int			max_picks;
+	TimestampTz now;
+	uint64		rng;
+	int			fairness;		/* allot.fairness */
+	double	   *share;			/* per job workload: its throughput (debt) */
+	double	   *overall;		/* per job workload: overall debt (debt) */
+} Dispatch;
+
+extern void allot_parse_request(Dispatch *d, Jsonb *json);
+extern void allot_read_for_picks(Dispatch *d);
+extern void allot_pick_jobs(Dispatch *d);
+extern Datum allot_commit_request(Dispatch *d);
 
 #endif							/* ALLOT_DISPATCH_H */

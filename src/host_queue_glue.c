@@ -19,7 +19,8 @@
 #include "utils/builtins.h"
 
 #include "entry.h"
-#include "dispatch.h"
+#include "dispatch_host.h"
+#include "host_queue_glue.h"
 #include "host_queue.h"
 #include "workload_cache.h"
 

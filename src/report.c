@@ -26,7 +26,7 @@
 #include "utils/jsonb.h"
 
 #include "entry.h"
-#include "dispatch.h"
+#include "dispatch_host.h"
 #include "estimate.h"
 #include "workload_cache.h"
 

@@ -110,25 +110,72 @@ parse_mode(const char *mode)
 	return MODE_GAMES;
 }
 
+typedef struct IdIndex
+{
+	int64		id;
+	int			index;
+} IdIndex;
+
 static int
-find_app(int64 id)
+compare_id_index(const void *a, const void *b)
+{
+	int64		x = ((const IdIndex *) a)->id,
+				y = ((const IdIndex *) b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* (id, index) pairs of n rows, sorted by id; ids[i] is row i's id. */
+static IdIndex *
+id_index(const int64 *ids, int n)
+{
+	IdIndex    *idx = palloc(sizeof(IdIndex) * (n > 0 ? n : 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		idx[i].id = ids[i];
+		idx[i].index = i;
+	}
+	qsort(idx, n, sizeof(IdIndex), compare_id_index);
+	return idx;
+}
+
+static int
+find_id(const IdIndex *idx, int n, int64 id)
 {
 	int			lo = 0,
-				hi = cache.n_apps - 1;
+				hi = n - 1;
 
-	/* apps are ordered by id */
 	while (lo <= hi)
 	{
 		int			mid = (lo + hi) / 2;
 
-		if (cache.apps[mid].id == id)
-			return mid;
-		if (cache.apps[mid].id < id)
+		if (idx[mid].id == id)
+			return idx[mid].index;
+		if (idx[mid].id < id)
 			lo = mid + 1;
 		else
 			hi = mid - 1;
 	}
 	return -1;
+}
+
+int
+allot_find_app(const WorkloadCache *c, int64_t id)
+{
+	return find_id(c->apps_by_id, c->n_apps, id);
+}
+
+int
+allot_find_version(const WorkloadCache *c, int64_t id)
+{
+	return find_id(c->versions_by_id, c->n_versions, id);
+}
+
+int
+allot_find_job_workload(const WorkloadCache *c, int64_t id)
+{
+	return find_id(c->job_workloads_by_id, c->n_job_workloads, id);
 }
 
 int
@@ -175,6 +222,13 @@ load_job_side(void)
 		cache.apps[i].est_flops_per_au = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
 	}
 	cache.n_apps = n;
+	{
+		int64	   *ids = palloc(sizeof(int64) * (n + 1));
+
+		for (int i = 0; i < n; i++)
+			ids[i] = cache.apps[i].id;
+		cache.apps_by_id = id_index(ids, n);
+	}
 	MemoryContextSwitchTo(old);
 
 	if (SPI_execute_plan(versions_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
@@ -189,7 +243,7 @@ load_job_side(void)
 		TupleDesc	d = SPI_tuptable->tupdesc;
 		CachedVersion *v = &cache.versions[i];
 		bool		isnull;
-		int			app = find_app(DatumGetInt64(SPI_getbinval(t, d, 2, &isnull)));
+		int			app = allot_find_app(&cache, DatumGetInt64(SPI_getbinval(t, d, 2, &isnull)));
 		char	   *resource = text_or_null(t, d, 4);
 
 		v->id = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
@@ -205,6 +259,13 @@ load_job_side(void)
 				cache.apps[app].first_version = i;
 			cache.apps[app].n_versions++;
 		}
+	}
+	{
+		int64	   *ids = palloc(sizeof(int64) * (n + 1));
+
+		for (int i = 0; i < n; i++)
+			ids[i] = cache.versions[i].id;
+		cache.versions_by_id = id_index(ids, n);
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -333,10 +394,17 @@ cache_build(void)
 		else
 		{
 			/* A job workload whose app has no row cannot be served. */
-			w.app = find_app(app_id);
+			w.app = allot_find_app(&cache, app_id);
 			if (w.app >= 0)
 				cache.job_workloads[cache.n_job_workloads++] = w;
 		}
+	}
+	{
+		int64	   *ids = palloc(sizeof(int64) * (cache.n_job_workloads + 1));
+
+		for (int i = 0; i < cache.n_job_workloads; i++)
+			ids[i] = cache.job_workloads[i].id;
+		cache.job_workloads_by_id = id_index(ids, cache.n_job_workloads);
 	}
 	MemoryContextSwitchTo(old);
 }

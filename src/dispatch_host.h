@@ -1,0 +1,52 @@
+/*
+ * dispatch_host.h: a host as job dispatch sees it (dispatch_host.c), shared
+ * by request_work, estimate_job, report_job and host_queue: its devices,
+ * which app versions run on it, their peak FLOPS there, and what the host
+ * has said of them.
+ */
+#ifndef ALLOT_DISPATCH_HOST_H
+#define ALLOT_DISPATCH_HOST_H
+
+#include "postgres.h"
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+
+#include "estimate.h"
+#include "workload_cache.h"
+
+typedef struct DispatchHost
+{
+	int64		id;
+	const char *os;
+	NameList	cpu_flags;
+	NameList	focus;
+	int			threads;
+	double		cpu_flops;		/* measured, or the fleet median */
+	double	   *coproc_count;	/* per cache resource; 0 when absent */
+	double	   *coproc_peak;	/* per cache resource, per instance */
+} DispatchHost;
+
+/* What the host has said of an app version, and its quota. */
+typedef struct HostVersion
+{
+	double		seconds_per_app_unit;	/* 0: unknown */
+	double		raw_flops_per_sec;	/* 0: unknown */
+	int			quota;			/* 0: no row yet, i.e. the full quota */
+	int			jobs_today;
+} HostVersion;
+
+extern void allot_read_dispatch_host(DispatchHost *host, const WorkloadCache *cache,
+									 int64 host_id, bool fresh);
+extern bool allot_version_runs_on(const CachedVersion *v, const DispatchHost *host,
+								  const WorkloadCache *cache);
+extern double allot_version_peak_flops(const CachedVersion *v, const DispatchHost *host,
+									   const WorkloadCache *cache);
+extern bool allot_has_name(const NameList *list, const char *name);
+
+/* An app's statistics (seed 004), one app or a row read elsewhere. */
+extern void allot_read_app_stats(AppStats *stats, int64 app_id);
+extern void allot_app_stats_from_row(AppStats *stats, HeapTuple t, TupleDesc d, int first);
+extern void allot_read_host_version(HostVersion *hv, int64 host_id, int64 version_id);
+
+#endif							/* ALLOT_DISPATCH_HOST_H */

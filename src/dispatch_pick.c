@@ -1,0 +1,290 @@
+/*
+ * dispatch_pick.c: request_work's picks (dispatch.h, stage "pick"; seeds
+ * 001 and 003, "Scheduler changes").
+ *
+ * Per requested resource, coprocessors first and the CPU last, while the
+ * host still wants seconds or instances of it:
+ *
+ *   candidates  the active job workloads with unsent jobs, not excluded,
+ *               not refused here by the deadline check, with an app version
+ *               for the resource that runs on the host within its daily
+ *               quota (the highest projected FLOPS among them)
+ *   selection   seed 000 steps 1 to 7 over them (selection.c), with usage
+ *               the peak MFLOPS in progress, or credit over time
+ *   job         the chosen workload's oldest unsent job that no other
+ *               request holds, taken FOR UPDATE SKIP LOCKED, one at a time:
+ *               a request locks the jobs it sends and no more (the one
+ *               exception: a job the deadline check refuses stays locked,
+ *               kept for this request's other resources)
+ *   charge      its estimate (seed 004) against the resource's seconds,
+ *               instances and queue (work_request.h); it counts at once for
+ *               the next pick
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+
+#include "dispatch.h"
+#include "entry.h"
+#include "selection.h"
+
+static SPIPlanPtr take_plan = NULL;
+
+static void
+prepare_plans(void)
+{
+	Oid			take_args[2] = {INT8OID, INT8OID};
+
+	if (take_plan != NULL)
+		return;
+	/* The workload's oldest unsent job after the last one this request took. */
+	take_plan = allot_prepare(
+							  "SELECT id, predicted_app_units FROM allot.job"
+							  " WHERE workload_id = $1 AND state = 'unsent' AND id > $2"
+							  " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
+							  2, take_args);
+}
+
+/* Projected FLOPS: what the client says it gets, else the peak. */
+static double
+projected_flops(const Dispatch *d, int v)
+{
+	if (d->hv[v].raw_flops_per_sec > 0)
+		return d->hv[v].raw_flops_per_sec;
+	return allot_version_peak_flops(&d->cache->versions[v], &d->host, d->cache);
+}
+
+/*
+ * The app version a job of this workload would use for resource r: among
+ * the app's versions for r that run on the host and are within their daily
+ * quota, the one with the highest projected FLOPS.  -1: none.
+ */
+static int
+best_version(const Dispatch *d, const JobWorkload *j, int r)
+{
+	int			best = -1;
+	double		best_flops = -1;
+
+	for (int k = 0; k < j->app->n_versions; k++)
+	{
+		int			v = j->app->first_version + k;
+		const CachedVersion *cv = &d->cache->versions[v];
+		int			quota = d->hv[v].quota > 0 ? d->hv[v].quota : allot_daily_quota;
+		double		flops;
+
+		if (cv->resource != r || !allot_version_runs_on(cv, &d->host, d->cache))
+			continue;
+		if (d->hv[v].jobs_today >= quota)
+			continue;
+		flops = projected_flops(d, v);
+		if (flops > best_flops)
+		{
+			best = v;
+			best_flops = flops;
+		}
+	}
+	return best;
+}
+
+static void
+estimate_pick(const Dispatch *d, const JobWorkload *j, int v, double predicted,
+			  double *est, double *bound, double *peak)
+{
+	EstimateInput in;
+
+	*peak = allot_version_peak_flops(&d->cache->versions[v], &d->host, d->cache);
+	in.seconds_per_app_unit = d->hv[v].seconds_per_app_unit;
+	in.est_flops_per_au = j->app->est_flops_per_au;
+	in.peak_flops = projected_flops(d, v);
+	in.predicted_app_units = predicted;
+	in.default_seconds_per_app_unit = allot_default_seconds_per_app_unit;
+	allot_estimate(&in, &j->stats, est, bound);
+}
+
+/*
+ * A job's delay bound: its workload's, or allot.default_delay_bound, so that
+ * every job sent has a deadline and a host that vanishes gives it back.
+ */
+static double
+delay_bound(const CachedWorkload *w)
+{
+	return w->delay_bound_secs > 0 ? w->delay_bound_secs : (double) allot_default_delay_bound;
+}
+
+/* One unsent job of the workload, locked; false when none is free. */
+static bool
+take_job(JobWorkload *j, int64 *job_id, double *predicted)
+{
+	Datum		args[2];
+	bool		isnull;
+
+	if (j->held_id != 0)
+	{
+		*job_id = j->held_id;
+		*predicted = j->held_predicted;
+		j->held_id = 0;
+		return true;
+	}
+	args[0] = Int64GetDatum(j->w->id);
+	args[1] = Int64GetDatum(j->last_taken);
+	if (SPI_execute_plan(take_plan, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.job");
+	if (SPI_processed == 0)
+		return false;
+	*job_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	*predicted = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	j->last_taken = *job_id;
+	return true;
+}
+
+/*
+ * One pick for resource r: choose a workload by the seed 000 selection over
+ * its usage, take one of its jobs.  Returns false when no job can be sent
+ * for r any more.
+ */
+static bool
+pick_one(Dispatch *d, int r, Candidate *cand, int *index, int *version, int *engine_counts)
+{
+	const WorkloadCache *cache = d->cache;
+	ResourceRequest *rr = &d->req.rsc[r];
+	SelectionParams params;
+	Selection	sel;
+
+	for (;;)
+	{
+		int			n = 0;
+		JobWorkload *j;
+		const CachedVersion *cv;
+		int64		job_id;
+		double		predicted,
+					est,
+					bound,
+					peak,
+					usage;
+		Pick	   *p;
+
+		if (d->fairness == FAIRNESS_DEBT)
+			allot_overall_debts(d->jw[0].debt, d->share, cache->n_job_workloads,
+								cache->n_resources, d->overall);
+		for (int i = 0; i < cache->n_job_workloads; i++)
+		{
+			JobWorkload *c = &d->jw[i];
+			int			v;
+
+			if (c->excluded || c->exhausted || c->unsent <= 0 || c->blocked[r])
+				continue;
+			v = best_version(d, c, r);
+			if (v < 0)
+				continue;
+			index[n] = i;
+			version[n] = v;
+			memset(&cand[n], 0, sizeof(Candidate));
+			cand[n].workload_id = c->w->id;
+			cand[n].priority = c->w->priority;
+			cand[n].engine = c->w->engine;
+			cand[n].focus = allot_has_name(&d->host.focus, c->w->engine_name);
+			cand[n].throughput = c->w->throughput;
+			/* usage: peak MFLOPS in progress, or recent credit */
+			cand[n].threads = d->fairness == FAIRNESS_RECENT ? c->rec : c->mflops;
+			cand[n].debt = d->fairness == FAIRNESS_DEBT ? d->overall[i] : 0;
+			n++;
+		}
+		if (n == 0)
+			return false;
+
+		/* Seed 000 steps 1 (priority, focus) to 7, without the repeat rule. */
+		allot_refine_candidates(cand, n);
+		memset(&params, 0, sizeof(params));
+		params.balance_engines = allot_balance_engine_throughputs;
+		params.repeat_threshold = allot_repeat_threshold;
+		params.by_debt = d->fairness == FAIRNESS_DEBT;
+		params.draw = allot_random_uniform(&d->rng);
+		allot_select(cand, n, cache->n_engines, engine_counts, &params, &sel);
+		if (sel.chosen < 0)
+			return false;
+
+		j = &d->jw[index[sel.chosen]];
+		cv = &cache->versions[version[sel.chosen]];
+		usage = r == cache->cpu ? cv->ncpus : cv->ncoprocs;
+		if (!take_job(j, &job_id, &predicted))
+		{
+			/* Others hold or took them all: look elsewhere. */
+			j->exhausted = true;
+			continue;
+		}
+		estimate_pick(d, j, version[sel.chosen], predicted, &est, &bound, &peak);
+		if (!allot_request_meets_deadline(rr, est, delay_bound(j->w)) &&
+			!allot_request_may_probe(rr, j->in_progress))
+		{
+			/* It would miss its deadline here: keep it for another resource
+			 * of this request, or leave it for an idler host. */
+			j->held_id = job_id;
+			j->held_predicted = predicted;
+			j->blocked[r] = true;
+			continue;
+		}
+
+		p = &d->picks[d->n_picks++];
+		p->job_id = job_id;
+		p->workload_id = j->w->id;
+		p->version_id = cv->id;
+		p->resource = r;
+		p->ncpus = cv->ncpus;
+		p->ncoprocs = cv->ncoprocs;
+		p->predicted = predicted;
+		p->est = est;
+		p->bound = bound;
+		p->peak = peak;
+		p->deadline = d->now + (TimestampTz) (delay_bound(j->w) * USECS_PER_SEC);
+		p->app_id = j->app->id;
+		p->est_flops_per_au = j->app->est_flops_per_au;
+		p->credit = est * peak;
+
+		/* The job counts at once for the next pick of this request. */
+		j->mflops += rint(peak / 1e6);
+		if (d->fairness == FAIRNESS_RECENT)
+			j->rec += p->credit;
+		else if (d->fairness == FAIRNESS_DEBT)
+		{
+			j->debt[r].sent += p->credit;
+			j->debt[r].eligible = true;
+		}
+		j->unsent--;
+		j->in_progress++;
+		d->hv[version[sel.chosen]].jobs_today++;
+		allot_request_charge(rr, est, usage);
+		if (d->req.shared_seconds)
+			for (int q = 0; q < cache->n_resources; q++)
+				d->req.rsc[q].secs = rr->secs;
+		return true;
+	}
+}
+
+void
+allot_pick_jobs(Dispatch *d)
+{
+	const WorkloadCache *cache = d->cache;
+	int			nw = cache->n_job_workloads;
+	Candidate  *cand = palloc(sizeof(Candidate) * (nw + 1));
+	int		   *index = palloc(sizeof(int) * (nw + 1));
+	int		   *version = palloc(sizeof(int) * (nw + 1));
+	int		   *engine_counts = palloc(sizeof(int) * (cache->n_engines + 1));
+
+	prepare_plans();
+	d->max_picks = allot_max_jobs_per_request;
+	d->picks = palloc(sizeof(Pick) * (d->max_picks + 1));
+
+	/* Coprocessors first (they are faster, hence more important), CPU last. */
+	for (int r = 0; r < cache->n_resources; r++)
+	{
+		/* An old client's shared seconds may run out before r's turn. */
+		d->req.rsc[r].tried = allot_request_needs(&d->req.rsc[r]);
+		while (d->n_picks < d->max_picks && allot_request_needs(&d->req.rsc[r]) &&
+			   pick_one(d, r, cand, index, version, engine_counts))
+			CHECK_FOR_INTERRUPTS();
+	}
+}
