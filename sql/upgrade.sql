@@ -17,6 +17,7 @@ ALTER EXTENSION allot UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'allot';
 -- The assignment made under 0.1.0 is still counted, and the job side works.
 SELECT workload_id, threads, hosts FROM allot.workload_usage;
+-- Host 1 is the only one counted, so it sees a cold farm: a draw, not a repeat.
 SELECT workload_id, repeated FROM allot.assign_workload(1, '2026-01-01 00:01:00+00');
 INSERT INTO allot.app (id, name) VALUES (1, 'app');
 INSERT INTO allot.app_version (id, app_id, resource) VALUES (1, 1, 'cpu');

@@ -197,6 +197,32 @@ allot_refine_candidates(Candidate *c, int n)
 }
 
 /*
+ * Seed 000 step 6: stay on the last workload while every candidate gets more
+ * than repeat_threshold of its fair share, and (with repeat_upper) the last
+ * workload gets less than repeat_upper of it.  Written as OpenBench writes it
+ * (get_workload.py: `min_ratio / fair_ratio > 0.75` and, since 2024,
+ * `this_ratio / fair_ratio < 1.25`): quotients compared with the bound, both
+ * strict, so that the two agree where the quotient is exactly 3/4 or 5/4 and
+ * a product would round to the other side.
+ *
+ * A fair ratio of 0 means nothing is counted on any candidate: OpenBench
+ * guards it with `thread_sum > 0`, and then draws at random (step 7), last
+ * workload or not.  (With count_requester the requester's threads keep it
+ * above 0.)
+ */
+static bool
+repeat_rule_holds(double min_ratio, double last_ratio, double fair_ratio,
+				  const SelectionParams *params)
+{
+	if (!(fair_ratio > 0))
+		return false;
+	if (!(min_ratio / fair_ratio > params->repeat_threshold))
+		return false;
+	return params->repeat_upper <= 0 ||
+		last_ratio / fair_ratio < params->repeat_upper;
+}
+
+/*
  * Seed 000 steps 2 to 7 over the candidates (status CANDIDATE) of a host.
  * engine_counts is scratch space for n_engines counters.  Fills each
  * candidate's counted threads, effective throughput, ratio and probability,
@@ -288,12 +314,7 @@ allot_select(Candidate *c, int n, int n_engines, int *engine_counts,
 	out->fair_ratio = (sum_threads + requester) / sum_throughput;
 	out->min_ratio = min_ratio;
 
-	/*
-	 * Step 6, repeat rule: stay on the last workload unless some candidate is
-	 * getting less than repeat_threshold of its fair share.  The 2024+ profile
-	 * (count_requester) compares strictly, and repeat_upper also refuses a
-	 * repeat of a workload already over repeat_upper times fair.
-	 */
+	/* Step 6, repeat rule. */
 	if (last >= 0 && params->by_debt)
 	{
 		if (c[last].ratio <= params->debt_slack)
@@ -304,21 +325,13 @@ allot_select(Candidate *c, int n, int n_engines, int *engine_counts,
 			return;
 		}
 	}
-	else if (last >= 0)
+	else if (last >= 0 && repeat_rule_holds(min_ratio, c[last].ratio,
+											out->fair_ratio, params))
 	{
-		double		floor = params->repeat_threshold * out->fair_ratio;
-		bool		nobody_starved = params->count_requester ?
-			min_ratio > floor : min_ratio >= floor;
-		bool		not_too_rich = params->repeat_upper <= 0 ||
-			c[last].ratio < params->repeat_upper * out->fair_ratio;
-
-		if (nobody_starved && not_too_rich)
-		{
-			out->chosen = last;
-			out->repeated = true;
-			c[last].probability = 1;
-			return;
-		}
+		out->chosen = last;
+		out->repeated = true;
+		c[last].probability = 1;
+		return;
 	}
 
 	/*
