@@ -36,6 +36,10 @@ all_names_in(const NameList *needed, const NameList *have)
  * Compare dotted version numbers ("12.2.0" against "10"): component by
  * component, a missing component counts as 0, and each component is its
  * leading digits ("0-14" is 0).  Returns <0, 0 or >0 like strcmp.
+ *
+ * OpenBench's client compares integer tuples, where (10, 2) < (10, 2, 0), so
+ * a host reporting gcc "10.2" fails a "10.2.0" minimum there; here it passes,
+ * since both name the same release.
  */
 int
 allot_compare_versions(const char *a, const char *b)
@@ -65,6 +69,28 @@ allot_compare_versions(const char *a, const char *b)
 	return 0;
 }
 
+/*
+ * A public engine's compilers: any one of them, at its minimum version or
+ * later, will do (OpenBench's engine configurations list several, and its
+ * client builds with the first one it finds).
+ */
+static bool
+has_compiler(const HostOffer *host, const EngineNeeds *e)
+{
+	for (int k = 0; k < e->n_compilers; k++)
+	{
+		const CompilerNeed *need = &e->compilers[k];
+
+		for (int i = 0; i < host->compiler_names.count; i++)
+			if (strcmp(host->compiler_names.names[i], need->name) == 0 &&
+				(need->min_version == NULL ||
+				 allot_compare_versions(host->compiler_versions.names[i],
+										need->min_version) >= 0))
+				return true;
+	}
+	return false;
+}
+
 /* Seed 000 step 1 for one engine: OS, CPU flags, then token or compiler. */
 static Unfit
 engine_unfit(const HostOffer *host, const EngineNeeds *e)
@@ -77,19 +103,8 @@ engine_unfit(const HostOffer *host, const EngineNeeds *e)
 		return UNFIT_CPU_FLAGS;
 	if (e->is_private)
 		return name_in(&host->tokens, e->name) ? FIT : UNFIT_TOKEN;
-	if (e->compiler != NULL)
-	{
-		for (int i = 0; i < host->compiler_names.count; i++)
-		{
-			if (strcmp(host->compiler_names.names[i], e->compiler) != 0)
-				continue;
-			if (e->compiler_min == NULL ||
-				allot_compare_versions(host->compiler_versions.names[i],
-									   e->compiler_min) >= 0)
-				return FIT;
-		}
+	if (e->n_compilers > 0 && !has_compiler(host, e))
 		return UNFIT_COMPILER;
-	}
 	return FIT;
 }
 
@@ -110,11 +125,11 @@ allot_usable_threads(const HostOffer *host, const WorkloadNeeds *w)
 
 /*
  * Seed 000 step 1: can this host run this workload at all?  Returns the
- * first failed check; *engine names the engine that failed an engine check.
+ * first failed check; *engine is the engine that failed an engine check.
  * (The exclude list is the glue's, before this is called.)
  */
 Unfit
-allot_host_unfit(const HostOffer *host, const WorkloadNeeds *w, const char **engine)
+allot_host_unfit(const HostOffer *host, const WorkloadNeeds *w, const EngineNeeds **engine)
 {
 	Unfit		unfit;
 	int			spsa_factor = w->mode == MODE_GAMES ? 1 : 2;
@@ -124,12 +139,12 @@ allot_host_unfit(const HostOffer *host, const WorkloadNeeds *w, const char **eng
 	*engine = NULL;
 	if ((unfit = engine_unfit(host, w->dev)) != FIT)
 	{
-		*engine = w->dev->name;
+		*engine = w->dev;
 		return unfit;
 	}
 	if ((unfit = engine_unfit(host, w->base)) != FIT)
 	{
-		*engine = w->base->name;
+		*engine = w->base;
 		return unfit;
 	}
 	if (w->syzygy > host->syzygy_max)
