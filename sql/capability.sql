@@ -66,3 +66,26 @@ UPDATE allot.workload SET state = 'paused' WHERE id IN (2, 3);
 SELECT w, cand, reason FROM odds(2);
 INSERT INTO allot.engine (name, systems) VALUES ('E', '{Plan9}');
 SELECT w, cand, reason FROM odds(2);
+
+-- Several compilers per engine, as OpenBench's engine configurations list
+-- them: any one, at its minimum version, will do.  The single
+-- compiler/compiler_min pair is one more alternative.
+SELECT reset_farm();
+INSERT INTO allot.engine (name, compilers, compiler, compiler_min) VALUES
+    ('Either',  '{g++>=11.0.0,clang++>=16.0.0}', NULL,  NULL),
+    ('AnyGcc',  '{gcc}',                         NULL,  NULL),
+    ('Both',    '{clang}',                       'gcc', '12'),
+    ('Tuple',   '{gcc>=10.2.0}',                 NULL,  NULL);
+INSERT INTO allot.workload (id, engine) VALUES (1, 'Either'), (2, 'AnyGcc'), (3, 'Both'), (4, 'Tuple');
+INSERT INTO allot.host (id, compilers, threads) VALUES
+    (1, '{"g++": "10.3.0", "clang++": "16.0.0"}', 4),  -- clang++ is new enough
+    (2, '{"g++": "12.1"}', 4),                         -- g++ is
+    (3, '{"g++": "10.3.0", "clang++": "15.0.7", "gcc": "11"}', 4),  -- neither; gcc, but 11 < 12
+    (4, '{"clang": "3"}', 4),                          -- clang, any version
+    (5, '{"gcc": "10.2"}', 4);                         -- 10.2 is 10.2.0: missing parts are 0
+SELECT h, w, cand, reason FROM generate_series(1, 5) h, LATERAL odds(h) ORDER BY h, w;
+-- assign_workload honours it: host 4 can only run Both, through its list.
+SELECT workload_id FROM allot.assign_workload(4, '2026-01-01 00:00:00+00', seed => 1);
+-- Lists follow engine changes at once, like everything else.
+UPDATE allot.engine SET compilers = '{g++>=10}' WHERE name = 'Either';
+SELECT w, cand, reason FROM odds(3) WHERE w = 1;

@@ -28,6 +28,7 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "port.h"
 #include "utils/array.h"
@@ -63,7 +64,7 @@ typedef struct RequestSelection
 	int			n;
 	int			fairness;		/* allot.fairness, checked against the schema */
 	Unfit	   *unfit;			/* per cache workload */
-	const char **unfit_engine;
+	const EngineNeeds **unfit_engine;	/* the engine an engine check failed on */
 	Selection	selection;
 } RequestSelection;
 
@@ -516,7 +517,7 @@ select_for_host(RequestSelection *rs, const RequestHost *host,
 	rs->cand = palloc0(sizeof(Candidate) * (cache->n_workloads + 1));
 	rs->cache_index = palloc(sizeof(int) * (cache->n_workloads + 1));
 	rs->unfit = palloc0(sizeof(Unfit) * (cache->n_workloads + 1));
-	rs->unfit_engine = palloc0(sizeof(char *) * (cache->n_workloads + 1));
+	rs->unfit_engine = palloc0(sizeof(EngineNeeds *) * (cache->n_workloads + 1));
 
 	/* Step 1: capability. */
 	for (int i = 0; i < cache->n_workloads; i++)
@@ -698,6 +699,33 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 	SRF_RETURN_DONE(funcctx);
 }
 
+/*
+ * Why a workload is not a candidate, naming the engine that failed an engine
+ * check, and for a compiler the compilers it accepts:
+ * "compiler missing or too old (engine Ethereal needs gcc>=10 or clang)".
+ */
+static char *
+unfit_reason(Unfit unfit, const EngineNeeds *engine)
+{
+	StringInfoData reason;
+
+	if (engine == NULL)
+		return pstrdup(allot_unfit_text(unfit));
+	initStringInfo(&reason);
+	appendStringInfo(&reason, "%s (engine %s", allot_unfit_text(unfit), engine->name);
+	if (unfit == UNFIT_COMPILER)
+		for (int k = 0; k < engine->n_compilers; k++)
+		{
+			const CompilerNeed *need = &engine->compilers[k];
+
+			appendStringInfo(&reason, "%s%s", k == 0 ? " needs " : " or ", need->name);
+			if (need->min_version != NULL)
+				appendStringInfo(&reason, ">=%s", need->min_version);
+		}
+	appendStringInfoChar(&reason, ')');
+	return reason.data;
+}
+
 PG_FUNCTION_INFO_V1(allot_explain_assignment);
 
 /*
@@ -760,11 +788,8 @@ allot_explain_assignment(PG_FUNCTION_ARGS)
 			values[0] = Int64GetDatum(w->id);
 			values[1] = BoolGetDatum(c != NULL && c->status == CANDIDATE);
 			if (c == NULL)
-				values[2] = CStringGetTextDatum(rs.unfit_engine[i] ?
-												psprintf("%s (engine %s)",
-														 allot_unfit_text(rs.unfit[i]),
-														 rs.unfit_engine[i]) :
-												allot_unfit_text(rs.unfit[i]));
+				values[2] = CStringGetTextDatum(unfit_reason(rs.unfit[i],
+															 rs.unfit_engine[i]));
 			else if (c->status == LOWER_PRIORITY)
 				values[2] = CStringGetTextDatum("a higher priority is runnable");
 			else if (c->status == NOT_FOCUSED)

@@ -36,6 +36,10 @@ all_names_in(const NameList *needed, const NameList *have)
  * Compare dotted version numbers ("12.2.0" against "10"): component by
  * component, a missing component counts as 0, and each component is its
  * leading digits ("0-14" is 0).  Returns <0, 0 or >0 like strcmp.
+ *
+ * OpenBench's client compares integer tuples, where (10, 2) < (10, 2, 0), so
+ * a host reporting gcc "10.2" fails a "10.2.0" minimum there; here it passes,
+ * since both name the same release.
  */
 int
 allot_compare_versions(const char *a, const char *b)
@@ -65,6 +69,28 @@ allot_compare_versions(const char *a, const char *b)
 	return 0;
 }
 
+/*
+ * A public engine's compilers: any one of them, at its minimum version or
+ * later, will do (OpenBench's engine configurations list several, and its
+ * client builds with the first one it finds).
+ */
+static bool
+has_compiler(const HostOffer *host, const EngineNeeds *e)
+{
+	for (int k = 0; k < e->n_compilers; k++)
+	{
+		const CompilerNeed *need = &e->compilers[k];
+
+		for (int i = 0; i < host->compiler_names.count; i++)
+			if (strcmp(host->compiler_names.names[i], need->name) == 0 &&
+				(need->min_version == NULL ||
+				 allot_compare_versions(host->compiler_versions.names[i],
+										need->min_version) >= 0))
+				return true;
+	}
+	return false;
+}
+
 /* Seed 000 step 1 for one engine: OS, CPU flags, then token or compiler. */
 static Unfit
 engine_unfit(const HostOffer *host, const EngineNeeds *e)
@@ -77,19 +103,8 @@ engine_unfit(const HostOffer *host, const EngineNeeds *e)
 		return UNFIT_CPU_FLAGS;
 	if (e->is_private)
 		return name_in(&host->tokens, e->name) ? FIT : UNFIT_TOKEN;
-	if (e->compiler != NULL)
-	{
-		for (int i = 0; i < host->compiler_names.count; i++)
-		{
-			if (strcmp(host->compiler_names.names[i], e->compiler) != 0)
-				continue;
-			if (e->compiler_min == NULL ||
-				allot_compare_versions(host->compiler_versions.names[i],
-									   e->compiler_min) >= 0)
-				return FIT;
-		}
+	if (e->n_compilers > 0 && !has_compiler(host, e))
 		return UNFIT_COMPILER;
-	}
 	return FIT;
 }
 
@@ -110,11 +125,11 @@ allot_usable_threads(const HostOffer *host, const WorkloadNeeds *w)
 
 /*
  * Seed 000 step 1: can this host run this workload at all?  Returns the
- * first failed check; *engine names the engine that failed an engine check.
+ * first failed check; *engine is the engine that failed an engine check.
  * (The exclude list is the glue's, before this is called.)
  */
 Unfit
-allot_host_unfit(const HostOffer *host, const WorkloadNeeds *w, const char **engine)
+allot_host_unfit(const HostOffer *host, const WorkloadNeeds *w, const EngineNeeds **engine)
 {
 	Unfit		unfit;
 	int			spsa_factor = w->mode == MODE_GAMES ? 1 : 2;
@@ -124,12 +139,12 @@ allot_host_unfit(const HostOffer *host, const WorkloadNeeds *w, const char **eng
 	*engine = NULL;
 	if ((unfit = engine_unfit(host, w->dev)) != FIT)
 	{
-		*engine = w->dev->name;
+		*engine = w->dev;
 		return unfit;
 	}
 	if ((unfit = engine_unfit(host, w->base)) != FIT)
 	{
-		*engine = w->base->name;
+		*engine = w->base;
 		return unfit;
 	}
 	if (w->syzygy > host->syzygy_max)
@@ -194,6 +209,32 @@ allot_refine_candidates(Candidate *c, int n)
 			if (c[i].status == CANDIDATE && !c[i].focus)
 				c[i].status = NOT_FOCUSED;
 	return focus;
+}
+
+/*
+ * Seed 000 step 6: stay on the last workload while every candidate gets more
+ * than repeat_threshold of its fair share, and (with repeat_upper) the last
+ * workload gets less than repeat_upper of it.  Written as OpenBench writes it
+ * (get_workload.py: `min_ratio / fair_ratio > 0.75` and, since 2024,
+ * `this_ratio / fair_ratio < 1.25`): quotients compared with the bound, both
+ * strict, so that the two agree where the quotient is exactly 3/4 or 5/4 and
+ * a product would round to the other side.
+ *
+ * A fair ratio of 0 means nothing is counted on any candidate: OpenBench
+ * guards it with `thread_sum > 0`, and then draws at random (step 7), last
+ * workload or not.  (With count_requester the requester's threads keep it
+ * above 0.)
+ */
+static bool
+repeat_rule_holds(double min_ratio, double last_ratio, double fair_ratio,
+				  const SelectionParams *params)
+{
+	if (!(fair_ratio > 0))
+		return false;
+	if (!(min_ratio / fair_ratio > params->repeat_threshold))
+		return false;
+	return params->repeat_upper <= 0 ||
+		last_ratio / fair_ratio < params->repeat_upper;
 }
 
 /*
@@ -288,12 +329,7 @@ allot_select(Candidate *c, int n, int n_engines, int *engine_counts,
 	out->fair_ratio = (sum_threads + requester) / sum_throughput;
 	out->min_ratio = min_ratio;
 
-	/*
-	 * Step 6, repeat rule: stay on the last workload unless some candidate is
-	 * getting less than repeat_threshold of its fair share.  The 2024+ profile
-	 * (count_requester) compares strictly, and repeat_upper also refuses a
-	 * repeat of a workload already over repeat_upper times fair.
-	 */
+	/* Step 6, repeat rule. */
 	if (last >= 0 && params->by_debt)
 	{
 		if (c[last].ratio <= params->debt_slack)
@@ -304,21 +340,13 @@ allot_select(Candidate *c, int n, int n_engines, int *engine_counts,
 			return;
 		}
 	}
-	else if (last >= 0)
+	else if (last >= 0 && repeat_rule_holds(min_ratio, c[last].ratio,
+											out->fair_ratio, params))
 	{
-		double		floor = params->repeat_threshold * out->fair_ratio;
-		bool		nobody_starved = params->count_requester ?
-			min_ratio > floor : min_ratio >= floor;
-		bool		not_too_rich = params->repeat_upper <= 0 ||
-			c[last].ratio < params->repeat_upper * out->fair_ratio;
-
-		if (nobody_starved && not_too_rich)
-		{
-			out->chosen = last;
-			out->repeated = true;
-			c[last].probability = 1;
-			return;
-		}
+		out->chosen = last;
+		out->repeated = true;
+		c[last].probability = 1;
+		return;
 	}
 
 	/*

@@ -38,6 +38,13 @@ typedef struct NameList
 	int			count;
 } NameList;
 
+/* One compiler a public engine builds with: gcc, or gcc at 10.2 or later. */
+typedef struct CompilerNeed
+{
+	const char *name;
+	const char *min_version;	/* dotted numbers; NULL: any version */
+} CompilerNeed;
+
 /* What an engine needs from a host; an engine without a row needs nothing. */
 typedef struct EngineNeeds
 {
@@ -45,8 +52,8 @@ typedef struct EngineNeeds
 	bool		any_system;		/* systems IS NULL */
 	NameList	systems;
 	NameList	cpu_flags;
-	const char *compiler;		/* NULL: none needed */
-	const char *compiler_min;	/* NULL: any version */
+	const CompilerNeed *compilers;	/* any one of them will do */
+	int			n_compilers;	/* 0: no compiler needed */
 	bool		is_private;
 } EngineNeeds;
 
@@ -86,14 +93,14 @@ typedef enum Unfit
 	UNFIT_OS,
 	UNFIT_CPU_FLAGS,
 	UNFIT_TOKEN,				/* private engine, host holds no token for it */
-	UNFIT_COMPILER,				/* public engine, compiler missing or too old */
+	UNFIT_COMPILER,				/* public engine, none of its compilers new enough */
 	UNFIT_SYZYGY,
 	UNFIT_THREADS,
 	UNFIT_NOISY					/* noisy host, time-based workload */
 } Unfit;
 
 extern Unfit allot_host_unfit(const HostOffer *host, const WorkloadNeeds *w,
-							  const char **engine);
+							  const EngineNeeds **engine);
 extern const char *allot_unfit_text(Unfit unfit);
 extern int	allot_usable_threads(const HostOffer *host, const WorkloadNeeds *w);
 extern int	allot_compare_versions(const char *a, const char *b);

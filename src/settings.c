@@ -107,18 +107,18 @@ define_all(void)
 							 &allot_balance_engine_throughputs, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.repeat_threshold",
-							 "A host repeats its last workload unless some candidate's ratio is below this fraction of fair.",
+							 "A host repeats its last workload while every candidate's ratio is above this fraction of fair.",
 							 "Seed 000 step 6.",
 							 &allot_repeat_threshold, 0.75, 0.0, 1000.0,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.repeat_upper",
-							 "Refuse a repeat when the last workload's ratio is at least this multiple of fair; 0 disables.",
+							 "Refuse a repeat unless the last workload's ratio is below this multiple of fair; 0 disables.",
 							 "OpenBench 2024+ uses 1.25.",
 							 &allot_repeat_upper, 0.0, 0.0, 1000.0,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("allot.count_requester",
 							 "Add the requesting host's threads to every candidate, and once to fair, before comparing.",
-							 "OpenBench 2024+ behaviour; the repeat comparison becomes strict.",
+							 "OpenBench 2024+ behaviour.",
 							 &allot_count_requester, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.assignment_ttl",

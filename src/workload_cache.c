@@ -35,7 +35,8 @@ static Oid	app_relid = InvalidOid;
 static Oid	app_version_relid = InvalidOid;
 static Oid	resource_relid = InvalidOid;
 static SPIPlanPtr workloads_plan = NULL;
-static SPIPlanPtr engines_plan = NULL;
+static SPIPlanPtr engines_plan = NULL;	/* 0.5.0 and later: with compilers */
+static SPIPlanPtr engines_plan_single = NULL;	/* before: compiler only */
 static SPIPlanPtr apps_plan = NULL;
 static SPIPlanPtr versions_plan = NULL;
 static SPIPlanPtr resources_plan = NULL;
@@ -89,6 +90,39 @@ text_or_null(HeapTuple tuple, TupleDesc desc, int column)
 	Datum		d = SPI_getbinval(tuple, desc, column, &isnull);
 
 	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+/*
+ * An engine's compilers: each element of its compilers list ("gcc" or
+ * "gcc>=10.2", as OpenBench's engine configurations write them), then its
+ * single compiler/compiler_min, if any.  Any one of them will do.
+ */
+static void
+compiler_needs(HeapTuple tuple, TupleDesc desc, EngineNeeds *engine)
+{
+	bool		isnull;
+	NameList	list = name_list(tuple, desc, 7, &isnull);
+	char	   *single = text_or_null(tuple, desc, 4);
+	CompilerNeed *needs = palloc(sizeof(CompilerNeed) * (list.count + 1));
+	int			n = 0;
+
+	for (int i = 0; i < list.count; i++)
+	{
+		const char *spec = list.names[i];
+		const char *ge = strstr(spec, ">=");
+
+		needs[n].name = ge ? pnstrdup(spec, ge - spec) : spec;
+		needs[n].min_version = ge ? ge + 2 : NULL;
+		n++;
+	}
+	if (single != NULL)
+	{
+		needs[n].name = single;
+		needs[n].min_version = text_or_null(tuple, desc, 5);
+		n++;
+	}
+	engine->compilers = needs;
+	engine->n_compilers = n;
 }
 
 static EngineNeeds *
@@ -270,6 +304,31 @@ load_job_side(void)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * The engines query for the schema's version: allot.engine.compilers exists
+ * from 0.5.0 on, and a session may update the extension between two
+ * requests.  Both queries give the same columns.
+ */
+static SPIPlanPtr
+engines_plan_for_schema(void)
+{
+	if (get_attnum(engine_relid, "compilers") != InvalidAttrNumber)
+	{
+		if (engines_plan == NULL)
+			engines_plan = allot_prepare(
+										"SELECT name, systems, cpu_flags, compiler, compiler_min,"
+										"       private, compilers"
+										"  FROM allot.engine", 0, NULL);
+		return engines_plan;
+	}
+	if (engines_plan_single == NULL)
+		engines_plan_single = allot_prepare(
+											"SELECT name, systems, cpu_flags, compiler, compiler_min,"
+											"       private, NULL::text[]"
+											"  FROM allot.engine", 0, NULL);
+	return engines_plan_single;
+}
+
 /* Read the tables; the caller is connected to SPI. */
 static void
 cache_build(void)
@@ -290,9 +349,6 @@ cache_build(void)
 
 	if (workloads_plan == NULL)
 	{
-		engines_plan = allot_prepare(
-									"SELECT name, systems, cpu_flags, compiler, compiler_min, private"
-									"  FROM allot.engine", 0, NULL);
 		workloads_plan = allot_prepare(
 									  "SELECT id, priority, throughput, engine, base_engine, dev_threads,"
 									  "       base_threads, syzygy, time_based, mode, workload_size,"
@@ -322,7 +378,7 @@ cache_build(void)
 		MemoryContextReset(cache_context);
 	memset(&cache, 0, sizeof(cache));
 
-	if (SPI_execute_plan(engines_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(engines_plan_for_schema(), NULL, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.engine");
 	old = MemoryContextSwitchTo(cache_context);
 	n_engines = (int) SPI_processed;
@@ -337,8 +393,7 @@ cache_build(void)
 		engines[i].systems = name_list(t, d, 2, &isnull);
 		engines[i].any_system = isnull;
 		engines[i].cpu_flags = name_list(t, d, 3, &isnull);
-		engines[i].compiler = text_or_null(t, d, 4);
-		engines[i].compiler_min = text_or_null(t, d, 5);
+		compiler_needs(t, d, &engines[i]);
 		engines[i].is_private = DatumGetBool(SPI_getbinval(t, d, 6, &isnull));
 	}
 	MemoryContextSwitchTo(old);

@@ -6,7 +6,7 @@
 -- created.  "Unchanged" compares every row of every allot table, as text,
 -- with a snapshot taken after the fixture.
 BEGIN;
-SELECT plan(104);
+SELECT plan(126);
 
 -- ---------------------------------------------------------------------------
 -- Fixture: one engine, two workloads, two hosts, one assignment.
@@ -193,6 +193,39 @@ SELECT pg_temp.unchanged('engine: NULL in systems inserts nothing');
 SELECT throws_ok($$UPDATE allot.engine SET compiler_min = 'abc' WHERE name = 'Stockfish'$$,
                  '23514', pg_temp.violates('engine', 'engine_compiler_min_dotted'), 'engine update: compiler_min abc');
 SELECT pg_temp.unchanged('engine update: compiler_min abc leaves the row');
+SELECT throws_ok($$INSERT INTO allot.engine (name, compilers) VALUES ('Bad', '{}')$$,
+                 '23514', pg_temp.violates('engine', 'engine_compilers_format'), 'engine: compilers empty (NULL means none needed)');
+SELECT pg_temp.unchanged('engine: compilers empty (NULL means none needed) inserts nothing');
+SELECT throws_ok($$INSERT INTO allot.engine (name, compilers) VALUES ('Bad', '{"gcc >= 10"}')$$,
+                 '23514', pg_temp.violates('engine', 'engine_compilers_format'), 'engine: compilers element with blanks');
+SELECT pg_temp.unchanged('engine: compilers element with blanks inserts nothing');
+SELECT throws_ok($$INSERT INTO allot.engine (name, compilers) VALUES ('Bad', '{gcc>=10.x}')$$,
+                 '23514', pg_temp.violates('engine', 'engine_compilers_format'), 'engine: compilers version 10.x');
+SELECT pg_temp.unchanged('engine: compilers version 10.x inserts nothing');
+SELECT throws_ok($$INSERT INTO allot.engine (name, compilers) VALUES ('Bad', '{clang,gcc>=}')$$,
+                 '23514', pg_temp.violates('engine', 'engine_compilers_format'), 'engine: compilers version missing after >=');
+SELECT pg_temp.unchanged('engine: compilers version missing after >= inserts nothing');
+SELECT throws_ok($$INSERT INTO allot.engine (name, compilers) VALUES ('Bad', '{>=10}')$$,
+                 '23514', pg_temp.violates('engine', 'engine_compilers_format'), 'engine: compilers name missing');
+SELECT pg_temp.unchanged('engine: compilers name missing inserts nothing');
+SELECT throws_ok($$INSERT INTO allot.engine (name, compilers) VALUES ('Bad', '{gcc>10}')$$,
+                 '23514', pg_temp.violates('engine', 'engine_compilers_format'), 'engine: compilers with > instead of >=');
+SELECT pg_temp.unchanged('engine: compilers with > instead of >= inserts nothing');
+SELECT throws_ok($$INSERT INTO allot.engine (name, compilers) VALUES ('Bad', '{gcc,NULL}')$$,
+                 '23514', pg_temp.violates('engine', 'engine_compilers_format'), 'engine: NULL in compilers');
+SELECT pg_temp.unchanged('engine: NULL in compilers inserts nothing');
+SELECT throws_ok($$INSERT INTO allot.engine (name, compilers) VALUES ('Bad', '{{gcc},{clang}}')$$,
+                 '23514', pg_temp.violates('engine', 'engine_compilers_format'), 'engine: compilers two-dimensional');
+SELECT pg_temp.unchanged('engine: compilers two-dimensional inserts nothing');
+SELECT throws_ok($$INSERT INTO allot.engine (name, compiler_min) VALUES ('Bad', '10')$$,
+                 '23514', pg_temp.violates('engine', 'engine_compiler_min_needs_compiler'), 'engine: compiler_min without compiler');
+SELECT pg_temp.unchanged('engine: compiler_min without compiler inserts nothing');
+SELECT throws_ok($$UPDATE allot.engine SET compiler = NULL WHERE name = 'Stockfish'$$,
+                 '23514', pg_temp.violates('engine', 'engine_compiler_min_needs_compiler'), 'engine update: compiler cleared, compiler_min kept');
+SELECT pg_temp.unchanged('engine update: compiler cleared, compiler_min kept leaves the row');
+SELECT throws_ok($$UPDATE allot.engine SET compilers = '{clang++>=16,g++>=11.0.0,cargo>=1.70.}' WHERE name = 'Stockfish'$$,
+                 '23514', pg_temp.violates('engine', 'engine_compilers_format'), 'engine update: one bad element among good ones');
+SELECT pg_temp.unchanged('engine update: one bad element among good ones leaves the row');
 SELECT is_empty('SELECT * FROM allot.check_invariants()', 'after bad engine rows: invariants hold');
 
 -- ---------------------------------------------------------------------------
