@@ -75,7 +75,7 @@ ${rows.join('\n')}
 // The share-vs-fair chart: one pair of horizontal bars per workload, its
 // share (solid) over its fair share (light), scaled to the largest value.
 
-const BAR = { label: 190, width: 600, row: 40, bar: 13 };
+const BAR = { label: 170, width: 480, row: 42, bar: 14 };
 
 function chart(id, title, unit, workloads) {
   const shown = workloads.filter((w) => num(w.share) > 0 || num(w.fair_share) > 0);
@@ -84,13 +84,13 @@ function chart(id, title, unit, workloads) {
 <p class="empty">Nothing in use and nothing in contention.</p></figure>`;
   }
   const max = Math.max(0.05, ...shown.map((w) => Math.max(num(w.share), num(w.fair_share))));
-  const span = BAR.width - BAR.label - 60;
+  const span = BAR.width - BAR.label - 52;
   const height = shown.length * BAR.row + 24;
   const x = (v) => (span * v) / max;
   const bars = shown.map((w, i) => {
     const y = 8 + i * BAR.row;
     const name = w.name ?? `workload ${w.workload_id}`;
-    const label = name.length > 26 ? `${name.slice(0, 25)}…` : name;
+    const label = name.length > 22 ? `${name.slice(0, 21)}…` : name;
     const share = num(w.share);
     const fair = num(w.fair_share);
     return `<g data-workload-id="${esc(w.workload_id)}">
@@ -255,7 +255,7 @@ main { max-width: 1100px; margin: 0 auto; padding: .5rem .8rem 2rem; }
 h2 { font-size: 1.05rem; margin: 1.4rem 0 .5rem; }
 .meta { color: var(--muted); margin: .4rem 0; }
 .meta.stale { color: #b91c1c; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: .5rem; margin: .5rem 0; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(165px, 1fr)); gap: .5rem; margin: .5rem 0; }
 .cards div { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .4rem .6rem; }
 .cards dt { color: var(--muted); font-size: .8rem; }
 .cards dd { margin: 0; font-size: 1.25rem; font-weight: 600; }
@@ -263,8 +263,8 @@ h2 { font-size: 1.05rem; margin: 1.4rem 0 .5rem; }
 .chart { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .5rem; }
 .chart figcaption { font-weight: 600; }
 .chart svg { width: 100%; height: auto; display: block; }
-.chart .label { font-size: 13px; fill: var(--ink); }
-.chart .value { font-size: 11px; fill: var(--muted); }
+.chart .label { font-size: 15px; fill: var(--ink); }
+.chart .value { font-size: 12px; fill: var(--muted); }
 .chart rect.share { fill: var(--share); }
 .chart rect.fair { fill: var(--fair); }
 .chart .axis { stroke: #9ca3af; }
