@@ -15,8 +15,19 @@
 \pset footer off
 SET client_min_messages = notice;
 
--- Batches last up to 15 minutes; a host counts for 20 after it was last seen.
-SET allot.assignment_ttl = '20min';
+-- Virtual time ends at the minute the demo runs, so that the farm it leaves
+-- behind is the farm of now: scripts/demo.sh --keep serves a status page of
+-- it (docs/status-page.md), and pg_cron's transitioner works on it.
+SELECT date_trunc('minute', now()) AS demo_end,
+       date_trunc('minute', now()) - interval '240 minutes' AS demo_start,
+       date_trunc('minute', now()) - interval '1 day' AS jobs_start \gset
+
+-- Batches last up to 15 minutes, so every host asks again well within an
+-- hour, which is how long a host counts after it was last seen.  Set for
+-- the database too, so that the transitioner and the status page agree
+-- after the demo's hosts stop: they count for an hour after the demo.
+ALTER DATABASE :"DBNAME" SET allot.assignment_ttl = '1h';
+SET allot.assignment_ttl = '1h';
 
 \echo '== The farm: six tests at priority 0, one at priority -1 waiting its turn'
 INSERT INTO allot.engine (name, systems, cpu_flags) VALUES
@@ -48,10 +59,9 @@ SELECT count(*) AS hosts, sum(threads) AS threads FROM allot.host;
 CREATE TEMP TABLE demo_busy (host_id bigint PRIMARY KEY, until timestamptz);
 CREATE TEMP TABLE demo_sample (minute int, workload_id bigint, threads bigint);
 
-CREATE PROCEDURE pg_temp.simulate(minutes int)
+CREATE PROCEDURE pg_temp.simulate(t0 timestamptz, minutes int)
 LANGUAGE plpgsql AS $$
 DECLARE
-    t0 constant timestamptz := '2026-01-01 00:00:00+00';
     now_ timestamptz;
     h record;
     requests bigint := 0;
@@ -93,7 +103,7 @@ BEGIN
 END $$;
 
 \echo '== Simulating 240 virtual minutes'
-CALL pg_temp.simulate(240);
+CALL pg_temp.simulate(:'demo_start', 240);
 
 \echo '== Shares of the farm''s threads, minutes 120 to 240, against fair shares'
 WITH got AS (
@@ -122,7 +132,7 @@ SELECT id, name, throughput,
 SELECT workload_id, candidate, reason, threads, effective_throughput,
        round(ratio::numeric, 5) AS ratio, round(fair_ratio::numeric, 5) AS fair,
        round(probability::numeric, 3) AS p
-  FROM allot.explain_assignment(1, '2026-01-01 04:00:00+00')
+  FROM allot.explain_assignment(1, :'demo_end')
  ORDER BY workload_id;
 
 \echo '== Consistency: check_invariants() (no rows is good)'
@@ -157,10 +167,9 @@ INSERT INTO allot.host_coproc (host_id, resource, count, peak_flops)
 SELECT id, 'nvidia', 1, 4e9 FROM allot.host WHERE name LIKE 'volunteer-%';
 
 CREATE TEMP TABLE demo_jobs_sample (step int, workload_id bigint, resource text, gflops float8);
-CREATE PROCEDURE pg_temp.simulate_jobs(steps int)
+CREATE PROCEDURE pg_temp.simulate_jobs(t0 timestamptz, steps int)
 LANGUAGE plpgsql AS $$
 DECLARE
-    t0 constant timestamptz := '2026-01-02 00:00:00+00';
     now_ timestamptz;
     j record;
     h record;
@@ -213,7 +222,7 @@ BEGIN
 END $$;
 
 \echo '== Simulating a virtual day in 10-minute steps'
-CALL pg_temp.simulate_jobs(144);
+CALL pg_temp.simulate_jobs(:'jobs_start', 144);
 
 \echo '== Share of the farm''s FLOPS in use, hours 6 to 24 (fair: a third each)'
 WITH per AS (
@@ -246,7 +255,7 @@ SELECT a.name, a.n_reports AS reports, a.cpu_flops_per_au, a.gpu_flops_per_au,
 
 \echo '== Credit: validate every finished job; each job of an app earns the same'
 SELECT count(allot.validate_job(id, true)) AS validated FROM allot.job WHERE state = 'done';
-SELECT allot.run_transitioner('2026-01-03 00:00:00+00') ->> 'credited' AS credited;
+SELECT allot.run_transitioner(:'demo_end') ->> 'credited' AS credited;
 SELECT a.name, count(*) AS jobs, round(min(j.credit)::numeric, 3) AS min_credit,
        round(max(j.credit)::numeric, 3) AS max_credit
   FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id JOIN allot.app a ON a.id = w.app_id

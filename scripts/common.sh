@@ -24,7 +24,7 @@ CLUSTER_PORT=${ALLOT_PGPORT:-5432}
 
 APT_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
               postgresql-15-cron libtap-parser-sourcehandler-pgtap-perl
-              libipc-run-perl libpq-dev make gcc)
+              libipc-run-perl libpq-dev make gcc chromium)
 
 say() { printf '==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -8,7 +8,8 @@
 #
 # Usage: scripts/demo.sh [--keep]
 #   --keep   leave the cluster running afterwards and print how to connect
-#            to it and how to stop it
+#            to it and how to stop it; also serve the demo farm's status
+#            page (scripts/status_page.sh) and print its address
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/common.sh
@@ -63,6 +64,9 @@ fi
 
 if [ "$KEEP" = 1 ]; then
     unregister_tmpdir "$DEMO_DIR"     # the EXIT trap leaves it alone now
+    # The demo farm's status page (docs/status-page.md), served until stopped.
+    status_page=$(bash scripts/status_page.sh "$DEMO_DB" "$DEMO_DIR") ||
+        status_page="  status page: could not start it (log: $DEMO_DIR/web.log)"
     stop_cmd="$PG_BIN/pg_ctl -D $DEMO_DIR/data -m fast stop && rm -rf $DEMO_DIR"
     if [ "$(id -u)" -eq 0 ]; then
         stop_cmd="runuser -u $CLUSTER_USER -- $PG_BIN/pg_ctl -D $DEMO_DIR/data -m fast stop && rm -rf $DEMO_DIR"
@@ -72,6 +76,7 @@ if [ "$KEEP" = 1 ]; then
 Cluster left running (unix socket only, in $DEMO_DIR; log: $DEMO_DIR/server.log).
   connect: psql -h $DEMO_DIR -p $CLUSTER_PORT -U postgres $DEMO_DB
   stop:    $stop_cmd
+$status_page
 MSG
 else
     stop_cluster "$DEMO_DIR"

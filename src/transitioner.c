@@ -22,17 +22,22 @@
  *   debts      under allot.fairness = debt, the credit handed out since the
  *              last call is folded into the long-term debts
  *              (allot.fold_debts; fairness.h has the formula)
+ *
+ * Each call then records what it did in allot.transitioner_run (0.5.0 and
+ * later), for the status views: one upsert into a ring of 100 slots.
  */
 #include "postgres.h"
 
 #include <math.h>
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 
 #include "entry.h"
 #include "credit.h"
@@ -50,6 +55,22 @@ static SPIPlanPtr sampled_plan = NULL;
 static SPIPlanPtr credit_plan = NULL;
 static SPIPlanPtr validate_plan = NULL;
 static SPIPlanPtr fold_plan = NULL;
+static SPIPlanPtr record_plan = NULL;
+
+/* Runs kept in allot.transitioner_run; its CHECK on slot says the same. */
+#define TRANSITIONER_RUNS_KEPT 100
+
+/* What one call did, in the order of its JSON reply. */
+typedef struct TransitionerRun
+{
+	int64		timed_out;
+	int64		expired;
+	int64		jobs_read;
+	int64		samples;
+	int64		figures;
+	int64		credited;
+	int64		folded;
+} TransitionerRun;
 
 static void
 prepare_plans(void)
@@ -445,6 +466,54 @@ count_result(SPIPlanPtr plan, Datum *args, int expected)
 	return (int64) SPI_processed;
 }
 
+/*
+ * Record a run for allot.status_transitioner: run n overwrites slot
+ * n % TRANSITIONER_RUNS_KEPT, so the history stays bounded and costs one
+ * upsert per run.  The SQL side is older than 0.5.0 when the table is
+ * missing; then nothing is recorded (one C library serves every version).
+ */
+static void
+record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
+{
+	Oid			types[10] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID,
+	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum		args[10];
+
+	if (!OidIsValid(get_relname_relid("transitioner_run", get_namespace_oid("allot", false))))
+		return;
+	if (record_plan == NULL)
+		record_plan = allot_prepare(
+							"INSERT INTO allot.transitioner_run AS r"
+							"       (slot, run, started_at, finished_at, now_given, fairness,"
+							"        timed_out, expired_assignments, reports_read, flops_samples,"
+							"        flops_estimates, credited, debts_folded)"
+							"SELECT n % " CppAsString2(TRANSITIONER_RUNS_KEPT) ", n, $1, $2, $3,"
+							"       current_setting('allot.fairness'), $4, $5, $6, $7, $8, $9, $10"
+							"  FROM nextval('allot.transitioner_run_seq') n "
+							"ON CONFLICT (slot) DO UPDATE"
+							"   SET run = excluded.run, started_at = excluded.started_at,"
+							"       finished_at = excluded.finished_at, now_given = excluded.now_given,"
+							"       fairness = excluded.fairness, timed_out = excluded.timed_out,"
+							"       expired_assignments = excluded.expired_assignments,"
+							"       reports_read = excluded.reports_read,"
+							"       flops_samples = excluded.flops_samples,"
+							"       flops_estimates = excluded.flops_estimates,"
+							"       credited = excluded.credited, debts_folded = excluded.debts_folded",
+							10, types);
+	args[0] = TimestampTzGetDatum(started);
+	args[1] = TimestampTzGetDatum(GetCurrentTimestamp());
+	args[2] = TimestampTzGetDatum(now);
+	args[3] = Int64GetDatum(r->timed_out);
+	args[4] = Int64GetDatum(r->expired);
+	args[5] = Int64GetDatum(r->jobs_read);
+	args[6] = Int64GetDatum(r->samples);
+	args[7] = Int64GetDatum(r->figures);
+	args[8] = Int64GetDatum(r->credited);
+	args[9] = Int64GetDatum(r->folded);
+	if (SPI_execute_plan(record_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the transitioner run");
+}
+
 PG_FUNCTION_INFO_V1(allot_run_transitioner);
 
 /* run_transitioner(now): one bounded round of the four steps. */
@@ -452,14 +521,9 @@ Datum
 allot_run_transitioner(PG_FUNCTION_ARGS)
 {
 	TimestampTz now;
+	TimestampTz started = GetCurrentTimestamp();
 	Datum		args[3];
-	int64		timed_out,
-				expired,
-				jobs_read,
-				samples,
-				figures,
-				credited,
-				folded = 0;
+	TransitionerRun r = {0};
 	char	   *json;
 
 	allot_check_settings();
@@ -483,30 +547,32 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 		if (fold_plan == NULL)
 			fold_plan = allot_prepare("SELECT allot.fold_debts($1)", 1, fold_args);
 		args[0] = TimestampTzGetDatum(now);
-		folded = count_result(fold_plan, args, SPI_OK_SELECT);
+		r.folded = count_result(fold_plan, args, SPI_OK_SELECT);
 	}
 
 	args[0] = TimestampTzGetDatum(now);
 	args[1] = Int32GetDatum(allot_transitioner_batch);
 	args[2] = Int32GetDatum(allot_daily_quota);
-	timed_out = count_result(timeout_plan, args, SPI_OK_SELECT);
+	r.timed_out = count_result(timeout_plan, args, SPI_OK_SELECT);
 
-	expired = allot_expire_assignments_upto(allot_assignment_cutoff(now),
-											allot_transitioner_batch);
+	r.expired = allot_expire_assignments_upto(allot_assignment_cutoff(now),
+											  allot_transitioner_batch);
 
-	jobs_read = estimate_flops(&samples, &figures);
+	r.jobs_read = estimate_flops(&r.samples, &r.figures);
 
 	args[0] = Int32GetDatum(allot_transitioner_batch);
-	credited = count_result(credit_plan, args, SPI_OK_UPDATE);
+	r.credited = count_result(credit_plan, args, SPI_OK_UPDATE);
+
+	record_run(started, now, &r);
 
 	SPI_finish();
 	json = psprintf("{\"timed_out\": %lld, \"expired_assignments\": %lld,"
 					" \"reports_read\": %lld, \"flops_samples\": %lld,"
 					" \"flops_estimates\": %lld, \"credited\": %lld,"
 					" \"debts_folded\": %lld}",
-					(long long) timed_out, (long long) expired, (long long) jobs_read,
-					(long long) samples, (long long) figures, (long long) credited,
-					(long long) folded);
+					(long long) r.timed_out, (long long) r.expired, (long long) r.jobs_read,
+					(long long) r.samples, (long long) r.figures, (long long) r.credited,
+					(long long) r.folded);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
 }
 

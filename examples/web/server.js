@@ -11,6 +11,7 @@
 const http = require('node:http');
 const { Pool } = require('pg');
 const { makeHandler } = require('./app');
+const status = require('./status');
 
 function envInt(name, fallback) {
   const text = process.env[name];
@@ -40,14 +41,27 @@ const pool = new Pool({
 pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
 
 const { handle, stopKeepAlive } = makeHandler(pool, { maxBodyBytes, log });
+
+// The farm status page (GET /status), with its own pool as a member of
+// allot_monitor, when STATUS_PGUSER is set (status.js, docs/status-page.md).
+let statusPage = null;
+try {
+  statusPage = status.fromEnv(process.env, log);
+} catch (err) {
+  console.error(err.message);
+  process.exit(2);
+}
+const serve = statusPage ? statusPage.wrap(handle) : handle;
+
 // requestTimeout also bounds how long an oversized body may take to be read
-const server = http.createServer({ requestTimeout: 30000, headersTimeout: 10000 }, handle);
+const server = http.createServer({ requestTimeout: 30000, headersTimeout: 10000 }, serve);
 
 server.on('error', (err) => {     // cannot listen: port taken, bad HOST
   console.error(`cannot serve on ${host}:${port}: ${err.message}`);
   process.exit(1);
 });
-server.listen(port, host, () => log(`listening on http://${host}:${port}/ (body limit ${maxBodyBytes} bytes)`));
+// PORT=0 takes a free port: the log line says which.
+server.listen(port, host, () => log(`listening on http://${host}:${server.address().port}/ (body limit ${maxBodyBytes} bytes)`));
 
 let stopping = false;
 function shutdown(signal) {
@@ -56,7 +70,7 @@ function shutdown(signal) {
   log(`${signal}: no new connections; finishing requests in flight`);
   stopKeepAlive();
   server.close(async () => {
-    await pool.end();
+    await Promise.all([pool.end(), statusPage?.end()]);
     log('stopped');
     process.exit(0);
   });

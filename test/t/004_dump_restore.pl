@@ -176,6 +176,8 @@ GRANT EXECUTE ON FUNCTION allot.request_work(bigint, jsonb, timestamptz, bigint)
 });
 
 # Each table, as sorted text rows; and the grants in schema allot.
+# allot.transitioner_run is left out: it logs this server's transitioner
+# runs with wall-clock times, and is not dumped.
 sub snapshot
 {
 	my ($db) = @_;
@@ -184,12 +186,21 @@ sub snapshot
 	  $node->safe_psql($db,
 		q{SELECT relname FROM pg_class
 		   WHERE relnamespace = 'allot'::regnamespace AND relkind IN ('r', 'p')
+		     AND relname <> 'transitioner_run'
 		   ORDER BY 1});
 	for my $table (@tables)
 	{
+		# job_usage keeps a row per (workload, shard of the writing backend):
+		# a restore rebuilds the same sums in other shards.
+		my $rows =
+		  $table eq 'job_usage'
+		  ? q{(SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
+		              sum(mflops) AS mflops, sum(done) AS done, sum(error) AS error
+		         FROM allot.job_usage GROUP BY workload_id)}
+		  : "allot.$table";
 		$snap{$table} = $node->safe_psql($db,
 			qq{SELECT coalesce(string_agg(t::text, E'\\n' ORDER BY t::text COLLATE "C"), '')
-			     FROM allot.$table t});
+			     FROM $rows t});
 	}
 	$snap{'(grants)'} = $node->safe_psql(
 		$db, q{
@@ -205,13 +216,14 @@ SELECT string_agg(format('%s %s', o, acl), E'\n' ORDER BY o COLLATE "C")
 	return \%snap;
 }
 
-# Where each allot sequence stands: what nextval() would give next.
+# Where each allot sequence stands: what nextval() would give next (but
+# the transitioner's run numbers, which go with its log).
 my $sequences_sql = q{
 SELECT string_agg(format('%s %s', sequencename,
                          CASE WHEN last_value IS NULL THEN start_value
                               ELSE last_value + increment_by END), ', '
                   ORDER BY sequencename)
-  FROM pg_sequences WHERE schemaname = 'allot'};
+  FROM pg_sequences WHERE schemaname = 'allot' AND sequencename <> 'transitioner_run_seq'};
 
 my $original = snapshot('farm');
 

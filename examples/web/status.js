@@ -1,0 +1,139 @@
+'use strict';
+// The farm status page: GET /status.  It reads allot's status views
+// (allot.status_farm, status_workload, status_host, status_app,
+// status_transitioner) through its own connection pool, logged in as a
+// member of allot_monitor, which may read those views and nothing else: the
+// page needs none of allot_web's or allot_admin's rights, and a bug here
+// cannot change the farm.  status_render.js draws the HTML.
+//
+// Settings (environment; the page is off unless STATUS_PGUSER is set):
+//   STATUS_PGUSER          the login role, a member of allot_monitor
+//   STATUS_PGPASSWORD      its password, if it needs one
+//   STATUS_PGHOST, STATUS_PGPORT, STATUS_PGDATABASE
+//                          where the farm is; each defaults to PGHOST,
+//                          PGPORT, PGDATABASE, as the web layer's own pool
+//   STATUS_REFRESH_SECS    how often the page refreshes itself (10)
+//   STATUS_HOSTS           how many hosts it lists, the last seen first (50)
+//   STATUS_PG_POOL_SIZE    connections of its pool (2)
+
+const crypto = require('node:crypto');
+const { Pool } = require('pg');
+const { renderPage, renderMain, renderError } = require('./status_render');
+
+// One snapshot of the views: every query sees the same instant.  The
+// workloads are those a page is about: not finished, or still holding
+// hosts or jobs (a farm keeps every finished workload).
+async function readStatus(pool, hostsLimit) {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const q = async (sql, params) => (await client.query(sql, params)).rows;
+    const [meta] = await q('SELECT current_database() AS database, now() AS now');
+    const [farm] = await q('SELECT * FROM allot.status_farm');
+    const workloads = await q(`SELECT * FROM allot.status_workload
+                                WHERE state <> 'finished' OR hosts > 0 OR jobs_in_progress > 0
+                                ORDER BY kind, priority DESC, workload_id`);
+    const hosts = await q(`SELECT * FROM allot.status_host
+                            ORDER BY last_seen DESC NULLS LAST, host_id LIMIT $1`, [hostsLimit]);
+    const apps = await q('SELECT * FROM allot.status_app ORDER BY app_id');
+    const runs = await q('SELECT * FROM allot.status_transitioner LIMIT 10');
+    await client.query('COMMIT');
+    return { ...meta, farm, workloads, hosts, apps, runs };
+  } catch (err) {
+    broken = true;            // a connection in a failed transaction is not reused
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+function envInt(env, name, fallback, min) {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  if (!/^[0-9]+$/.test(text) || Number(text) < min) {
+    throw new Error(`${name} must be an integer of at least ${min}, not ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+// The page's security headers: nothing loads from anywhere else, and only
+// this response's own style and script run.
+function headers(type, nonce, length) {
+  return {
+    'Content-Type': `${type}; charset=utf-8`,
+    'Content-Length': length,
+    'Cache-Control': 'no-store',
+    'Content-Security-Policy': `default-src 'none'; style-src 'nonce-${nonce}'; `
+      + `script-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; `
+      + "form-action 'none'; frame-ancestors 'none'",
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+  };
+}
+
+// fromEnv(env, log): the status page, or null when STATUS_PGUSER is unset.
+// Its wrap(handler) serves /status and hands every other request on.
+function fromEnv(env, log) {
+  if (!env.STATUS_PGUSER) return null;
+  const refreshSecs = envInt(env, 'STATUS_REFRESH_SECS', 10, 1);
+  const hostsLimit = envInt(env, 'STATUS_HOSTS', 50, 1);
+  const pool = new Pool({
+    user: env.STATUS_PGUSER,
+    password: env.STATUS_PGPASSWORD || undefined,
+    host: env.STATUS_PGHOST || undefined,
+    port: env.STATUS_PGPORT ? envInt(env, 'STATUS_PGPORT', 5432, 1) : undefined,
+    database: env.STATUS_PGDATABASE || undefined,
+    max: envInt(env, 'STATUS_PG_POOL_SIZE', 2, 1),
+    application_name: 'allot-status',
+    connectionTimeoutMillis: 5000,
+    statement_timeout: 5000,
+  });
+  pool.on('error', (err) => log(`status: idle database connection lost: ${err.message}`));
+
+  async function serve(req, res) {
+    const started = process.hrtime.bigint();
+    const nonce = crypto.randomBytes(16).toString('base64');
+    const url = new URL(req.url, 'http://status.invalid');
+    const part = url.searchParams.get('part');
+    let status = 200;
+    let body;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      status = 405;
+      body = renderError(`/status takes GET, not ${req.method}`, nonce);
+    } else if (part !== null && part !== 'main') {
+      status = 400;
+      body = renderError('part must be main', nonce);
+    } else {
+      try {
+        const s = { ...(await readStatus(pool, hostsLimit)), refreshSecs, hostsLimit };
+        body = part === 'main' ? renderMain(s) : renderPage(s, nonce);
+      } catch (err) {
+        // 42501: the login is not a member of allot_monitor
+        status = err.code === '42501' ? 500 : 503;
+        log(`status: ${err.code ?? 'no SQLSTATE'}: ${err.message}`);
+        body = renderError(status === 500
+          ? 'The status page\'s database login may not read the status views (see docs/status-page.md).'
+          : 'The database is unavailable.', nonce);
+      }
+    }
+    const bytes = Buffer.from(body);
+    res.writeHead(status, headers('text/html', nonce, bytes.length));
+    res.end(req.method === 'HEAD' ? undefined : bytes);
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    // the query string is the client's: only its one known value is logged
+    const query = part === null ? '' : `?part=${part === 'main' ? 'main' : '(bad)'}`;
+    log(`${req.method} /status${query} ${status} ${ms.toFixed(1)} ms`);
+  }
+
+  return {
+    wrap: (handler) => (req, res) => {
+      const path = req.url.split('?', 1)[0];
+      if (path === '/status') return serve(req, res);
+      return handler(req, res);
+    },
+    end: () => pool.end(),
+  };
+}
+
+module.exports = { fromEnv, readStatus };

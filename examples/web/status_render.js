@@ -1,0 +1,338 @@
+'use strict';
+// The status page's HTML, drawn from the rows of allot's status views
+// (status.js reads them).  Pure functions: rows in, text out.  Every value
+// that comes from the database is escaped, since workload, app and host
+// names are typed by operators and, on a farm where hosts register
+// themselves, by strangers.  Each number is shown formatted and kept exact
+// in a data-v attribute, so that a program (and the browser test) can read
+// what the page shows.
+
+const esc = (v) => String(v ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+// ----------------------------------------------------------------------------
+// Numbers.  node-postgres gives bigint and numeric as strings, float8 as
+// numbers, timestamptz as Date.
+
+const num = (v) => (v === null || v === undefined ? null : Number(v));
+
+function count(v) {
+  return v === null || v === undefined ? '' : Number(v).toLocaleString('en-US');
+}
+
+function percent(v) {
+  return v === null || v === undefined ? '' : `${(100 * Number(v)).toFixed(1)}%`;
+}
+
+// 1.002e12 -> "1.00 T": three significant digits and an SI prefix.
+const PREFIXES = ['', 'k', 'M', 'G', 'T', 'P', 'E', 'Z', 'Y'];
+function si(v) {
+  if (v === null || v === undefined) return '';
+  let x = Number(v);
+  if (x === 0) return '0';
+  let i = 0;
+  while (Math.abs(x) >= 999.5 && i < PREFIXES.length - 1) {
+    x /= 1000;
+    i += 1;
+  }
+  return `${x.toPrecision(3)}${PREFIXES[i] ? ` ${PREFIXES[i]}` : ''}`;
+}
+
+function decimal(v, digits) {
+  return v === null || v === undefined ? '' : Number(v).toFixed(digits);
+}
+
+const iso = (d) => (d instanceof Date ? d.toISOString() : d);
+
+// "3 min ago" against the database's clock, so that the page agrees with
+// the views whatever the web server's clock says.
+function age(when, now) {
+  if (!(when instanceof Date)) return 'never';
+  const secs = Math.round((now - when) / 1000);
+  if (secs < 0) return 'in the future';
+  if (secs < 90) return `${secs} s ago`;
+  if (secs < 90 * 60) return `${Math.round(secs / 60)} min ago`;
+  if (secs < 36 * 3600) return `${Math.round(secs / 3600)} h ago`;
+  return `${Math.round(secs / 86400)} d ago`;
+}
+
+// A table cell: the text shown, and the exact value behind it.
+function cell(key, value, text, cls = 'n') {
+  const v = value === null || value === undefined ? '' : ` data-v="${esc(iso(value))}"`;
+  return `<td class="${cls}" data-k="${key}"${v}>${esc(text)}</td>`;
+}
+const textCell = (key, value) => cell(key, value, value ?? '', 't');
+
+function table(id, caption, head, rows, empty) {
+  if (rows.length === 0) return `<p class="empty" id="${id}">${esc(empty)}</p>`;
+  return `<div class="scroll"><table id="${id}"><caption>${esc(caption)}</caption>
+<thead><tr>${head.map((h) => `<th scope="col">${esc(h)}</th>`).join('')}</tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody></table></div>`;
+}
+
+// ----------------------------------------------------------------------------
+// The share-vs-fair chart: one pair of horizontal bars per workload, its
+// share (solid) over its fair share (light), scaled to the largest value.
+
+const BAR = { label: 170, width: 480, row: 42, bar: 14 };
+
+function chart(id, title, unit, workloads) {
+  const shown = workloads.filter((w) => num(w.share) > 0 || num(w.fair_share) > 0);
+  if (shown.length === 0) {
+    return `<figure class="chart" id="${id}"><figcaption>${esc(title)}</figcaption>
+<p class="empty">Nothing in use and nothing in contention.</p></figure>`;
+  }
+  const max = Math.max(0.05, ...shown.map((w) => Math.max(num(w.share), num(w.fair_share))));
+  const span = BAR.width - BAR.label - 52;
+  const height = shown.length * BAR.row + 24;
+  const x = (v) => (span * v) / max;
+  const bars = shown.map((w, i) => {
+    const y = 8 + i * BAR.row;
+    const name = w.name ?? `workload ${w.workload_id}`;
+    const label = name.length > 22 ? `${name.slice(0, 21)}…` : name;
+    const share = num(w.share);
+    const fair = num(w.fair_share);
+    return `<g data-workload-id="${esc(w.workload_id)}">
+<title>${esc(name)}: ${percent(share)} of ${esc(unit)}, fair ${percent(fair)}</title>
+<text x="${BAR.label - 8}" y="${y + BAR.bar + 4}" text-anchor="end" class="label">${esc(label)}</text>
+<rect class="share" x="${BAR.label}" y="${y}" width="${x(share).toFixed(1)}" height="${BAR.bar}" data-v="${share}"/>
+<text x="${BAR.label + x(share) + 4}" y="${y + BAR.bar - 2}" class="value">${percent(share)}</text>
+<rect class="fair" x="${BAR.label}" y="${y + BAR.bar + 2}" width="${x(fair).toFixed(1)}" height="${BAR.bar}" data-v="${fair}"/>
+<text x="${BAR.label + x(fair) + 4}" y="${y + 2 * BAR.bar}" class="value fairtext">${percent(fair)}</text>
+</g>`;
+  });
+  return `<figure class="chart" id="${id}"><figcaption>${esc(title)}</figcaption>
+<svg viewBox="0 0 ${BAR.width} ${height}" role="img" aria-label="${esc(title)}">
+<line x1="${BAR.label}" y1="0" x2="${BAR.label}" y2="${height - 16}" class="axis"/>
+${bars.join('\n')}
+<text x="${BAR.label}" y="${height - 2}" class="value">0</text>
+<text x="${BAR.label + span}" y="${height - 2}" text-anchor="middle" class="value">${percent(max)}</text>
+</svg>
+<p class="legend"><span class="key share"></span> share of ${esc(unit)}
+<span class="key fair"></span> fair share</p></figure>`;
+}
+
+// ----------------------------------------------------------------------------
+// The sections.
+
+function summary(farm, now) {
+  const items = [
+    ['hosts', farm.hosts, count(farm.hosts)],
+    ['assigned_hosts', farm.assigned_hosts, count(farm.assigned_hosts)],
+    ['threads_in_use', farm.threads_in_use, count(farm.threads_in_use)],
+    ['peak_flops_in_use', farm.peak_flops_in_use, `${si(farm.peak_flops_in_use)}FLOPS`],
+    ['jobs_unsent', farm.jobs_unsent, count(farm.jobs_unsent)],
+    ['jobs_in_progress', farm.jobs_in_progress, count(farm.jobs_in_progress)],
+    ['jobs_done', farm.jobs_done, count(farm.jobs_done)],
+    ['jobs_error', farm.jobs_error, count(farm.jobs_error)],
+    ['transitioner_last_run', farm.transitioner_last_run, age(farm.transitioner_last_run, now)],
+  ];
+  const labels = {
+    hosts: 'hosts', assigned_hosts: 'hosts assigned', threads_in_use: 'threads in use',
+    peak_flops_in_use: 'peak FLOPS in use', jobs_unsent: 'jobs unsent',
+    jobs_in_progress: 'jobs in progress', jobs_done: 'jobs done', jobs_error: 'jobs in error',
+    transitioner_last_run: 'last transitioner run',
+  };
+  return `<dl class="cards" id="farm">
+${items.map(([k, v, text]) => `<div><dt>${labels[k]}</dt><dd data-k="${k}" data-v="${esc(iso(v))}">${esc(text)}</dd></div>`).join('\n')}
+</dl>`;
+}
+
+function workloadRow(w) {
+  const jobs = w.kind === 'jobs';
+  return `<tr data-workload-id="${esc(w.workload_id)}">${[
+    cell('workload_id', w.workload_id, w.workload_id),
+    textCell('name', w.name),
+    textCell('kind', w.kind),
+    cell('priority', w.priority, w.priority),
+    textCell('state', w.state),
+    cell('hosts', w.hosts, count(w.hosts)),
+    jobs ? cell('peak_flops', w.peak_flops, si(w.peak_flops)) : cell('threads', w.threads, count(w.threads)),
+    cell('share', w.share, percent(w.share)),
+    cell('fair_share', w.fair_share, percent(w.fair_share)),
+    cell('jobs_unsent', w.jobs_unsent, count(w.jobs_unsent)),
+    cell('jobs_in_progress', w.jobs_in_progress, count(w.jobs_in_progress)),
+    cell('jobs_done', w.jobs_done, count(w.jobs_done)),
+    cell('jobs_error', w.jobs_error, count(w.jobs_error)),
+    cell('est_flops_per_au', w.est_flops_per_au, si(w.est_flops_per_au)),
+  ].join('')}</tr>`;
+}
+
+function hostRow(h, names, now) {
+  const gpus = h.coprocessors
+    ? Object.entries(h.coprocessors).map(([r, n]) => `${n} ${r}`).join(', ') : '';
+  const holds = h.workload_id === null ? ''
+    : `${names.get(String(h.workload_id)) ?? `workload ${h.workload_id}`}${h.assignment_counted ? '' : ' (expired)'}`;
+  return `<tr data-host-id="${esc(h.host_id)}">${[
+    cell('host_id', h.host_id, h.host_id),
+    textCell('name', h.name),
+    cell('last_seen', h.last_seen, age(h.last_seen, now)),
+    cell('threads', h.threads, count(h.threads)),
+    cell('coprocessors', h.coprocessors && JSON.stringify(h.coprocessors), gpus, 't'),
+    cell('workload_id', h.workload_id, holds, 't'),
+    cell('jobs_in_progress', h.jobs_in_progress, count(h.jobs_in_progress)),
+    cell('credit', h.credit, decimal(h.credit, 2)),
+  ].join('')}</tr>`;
+}
+
+function appRow(a) {
+  return `<tr data-app-id="${esc(a.app_id)}">${[
+    cell('app_id', a.app_id, a.app_id),
+    textCell('name', a.name),
+    cell('resources', (a.resources ?? []).join(','), (a.resources ?? []).join(', '), 't'),
+    cell('n_reports', a.n_reports, count(a.n_reports)),
+    cell('est_flops_per_au', a.est_flops_per_au, si(a.est_flops_per_au)),
+    cell('credit_per_job', a.credit_per_job, decimal(a.credit_per_job, 3)),
+    cell('samples_pending', a.samples_pending, count(a.samples_pending)),
+    cell('jobs_unsent', a.jobs_unsent, count(a.jobs_unsent)),
+    cell('jobs_in_progress', a.jobs_in_progress, count(a.jobs_in_progress)),
+    cell('jobs_done', a.jobs_done, count(a.jobs_done)),
+    cell('jobs_error', a.jobs_error, count(a.jobs_error)),
+  ].join('')}</tr>`;
+}
+
+function runRow(r, now) {
+  return `<tr data-run="${esc(r.run)}">${[
+    cell('run', r.run, r.run),
+    cell('finished_at', r.finished_at, age(r.finished_at, now)),
+    cell('duration_ms', r.duration_ms, decimal(r.duration_ms, 1)),
+    textCell('fairness', r.fairness),
+    cell('timed_out', r.timed_out, count(r.timed_out)),
+    cell('expired_assignments', r.expired_assignments, count(r.expired_assignments)),
+    cell('reports_read', r.reports_read, count(r.reports_read)),
+    cell('flops_estimates', r.flops_estimates, count(r.flops_estimates)),
+    cell('credited', r.credited, count(r.credited)),
+  ].join('')}</tr>`;
+}
+
+// The part of the page that refreshes: everything below the title.
+function renderMain(s) {
+  const names = new Map(s.workloads.map((w) => [String(w.workload_id), w.name ?? '']));
+  const assignment = s.workloads.filter((w) => w.kind === 'assignment');
+  const jobs = s.workloads.filter((w) => w.kind === 'jobs');
+  const measure = s.farm.fairness === 'recent' ? 'recent credit' : null;
+  return `<p class="meta">Database <b>${esc(s.database)}</b> at <time data-v="${esc(iso(s.now))}">${esc(iso(s.now))}</time>.
+Fairness <b data-k="fairness">${esc(s.farm.fairness)}</b>; refreshed every ${esc(s.refreshSecs)} s.</p>
+${summary(s.farm, s.now)}
+<section><h2>Share against fair share</h2>
+<div class="charts">
+${chart('chart-assignment', 'Assignment workloads', measure ?? 'threads in use', assignment)}
+${chart('chart-jobs', 'Job workloads', measure ?? 'peak FLOPS in use', jobs)}
+</div></section>
+<section><h2>Workloads</h2>
+${table('workloads', 'Workloads that are not finished, or still hold hosts or jobs',
+    ['id', 'name', 'kind', 'prio', 'state', 'hosts', 'threads / FLOPS', 'share', 'fair',
+      'unsent', 'in progress', 'done', 'error', 'FLOPs / unit'],
+    s.workloads.map(workloadRow), 'No workload.')}
+</section>
+<section><h2>Hosts</h2>
+${table('hosts', `The ${s.hostsLimit} hosts seen last, of ${count(s.farm.hosts)}`,
+    ['id', 'name', 'last seen', 'threads', 'coprocessors', 'assignment', 'jobs', 'credit'],
+    s.hosts.map((h) => hostRow(h, names, s.now)), 'No host.')}
+</section>
+<section><h2>Apps</h2>
+${table('apps', 'Apps, their FLOPs per app unit and the credit a job earns',
+    ['id', 'name', 'resources', 'reports', 'FLOPs / unit', 'credit / job', 'samples',
+      'unsent', 'in progress', 'done', 'error'],
+    s.apps.map(appRow), 'No app.')}
+</section>
+<section><h2>Transitioner</h2>
+${table('runs', 'Its last runs, newest first',
+    ['run', 'finished', 'ms', 'fairness', 'timed out', 'expired', 'reports', 'estimates', 'credited'],
+    s.runs.map((r) => runRow(r, s.now)), 'No run recorded yet.')}
+</section>`;
+}
+
+const STYLE = `
+:root { --share: #2563eb; --fair: #f59e0b; --ink: #1f2937; --muted: #6b7280; --line: #e5e7eb; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+       color: var(--ink); background: #f9fafb; }
+header { background: #111827; color: #fff; padding: .7rem 1rem; }
+header h1 { margin: 0; font-size: 1.2rem; }
+main { max-width: 1100px; margin: 0 auto; padding: .5rem .8rem 2rem; }
+h2 { font-size: 1.05rem; margin: 1.4rem 0 .5rem; }
+.meta { color: var(--muted); margin: .4rem 0; }
+.meta.stale { color: #b91c1c; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(165px, 1fr)); gap: .5rem; margin: .5rem 0; }
+.cards div { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .4rem .6rem; }
+.cards dt { color: var(--muted); font-size: .8rem; }
+.cards dd { margin: 0; font-size: 1.25rem; font-weight: 600; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: .8rem; }
+.chart { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .5rem; }
+.chart figcaption { font-weight: 600; }
+.chart svg { width: 100%; height: auto; display: block; }
+.chart .label { font-size: 15px; fill: var(--ink); }
+.chart .value { font-size: 12px; fill: var(--muted); }
+.chart rect.share { fill: var(--share); }
+.chart rect.fair { fill: var(--fair); }
+.chart .axis { stroke: #9ca3af; }
+.legend { margin: .2rem 0 0; color: var(--muted); font-size: .85rem; }
+.key { display: inline-block; width: .9em; height: .9em; vertical-align: -.1em; margin-left: .6em; }
+.key.share { background: var(--share); } .key.fair { background: var(--fair); }
+.scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; background: #fff;
+          border: 1px solid var(--line); border-radius: 6px; }
+table { border-collapse: collapse; width: 100%; font-size: .9rem; }
+caption { text-align: left; padding: .4rem .6rem; color: var(--muted); }
+th, td { padding: .3rem .6rem; border-top: 1px solid var(--line); white-space: nowrap; }
+th { text-align: left; background: #f3f4f6; font-weight: 600; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.empty { color: var(--muted); }
+@media (max-width: 600px) { body { font-size: 14px; } main { padding: .4rem; } .cards dd { font-size: 1.05rem; } }
+`;
+
+// The refresh: fetch the main part again and swap it in; on failure keep
+// what is shown and say it is stale.  Without JavaScript, a meta refresh.
+const SCRIPT = `
+(function () {
+  var main = document.querySelector('main');
+  var secs = Number(main.getAttribute('data-refresh')) || 10;
+  var refreshed = 0;
+  function again() { setTimeout(refresh, secs * 1000); }
+  function refresh() {
+    fetch('status?part=main', { cache: 'no-store' })
+      .then(function (res) { if (!res.ok) throw new Error(res.status); return res.text(); })
+      .then(function (html) {
+        main.innerHTML = html;
+        main.setAttribute('data-refreshed', String(++refreshed));
+      })
+      .catch(function () {
+        var meta = main.querySelector('.meta');
+        if (meta) { meta.classList.add('stale'); meta.setAttribute('title', 'could not refresh'); }
+      })
+      .then(again);
+  }
+  again();
+})();
+`;
+
+function renderPage(s, nonce) {
+  return `<!doctype html>
+<html lang="en"><head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>allot farm status</title>
+<noscript><meta http-equiv="refresh" content="${esc(s.refreshSecs)}"></noscript>
+<style nonce="${nonce}">${STYLE}</style>
+</head><body>
+<header><h1>allot farm status</h1></header>
+<main data-refresh="${esc(s.refreshSecs)}">
+${renderMain(s)}
+</main>
+<script nonce="${nonce}">${SCRIPT}</script>
+</body></html>
+`;
+}
+
+function renderError(message, nonce) {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>allot farm status</title><style nonce="${nonce}">${STYLE}</style></head>
+<body><header><h1>allot farm status</h1></header>
+<main><p class="meta stale">${esc(message)}</p></main></body></html>
+`;
+}
+
+module.exports = { renderPage, renderMain, renderError, esc, si, percent };

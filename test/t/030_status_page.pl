@@ -1,0 +1,458 @@
+# The farm status page (examples/web/status.js) in a real browser.
+#
+# The test builds a farm (assignment and job workloads, hosts, reports,
+# credit, transitioner runs; a host and a workload named like HTML
+# attacks), starts the example web layer with its API logged in as a member
+# of allot_web and its status page as a member of allot_monitor, and loads
+# GET /status in headless Chromium (scripts/screenshot.sh; Debian's chromium
+# package).  It checks:
+#   - every number the page shows (the exact value in data-v, and the text)
+#     against allot's status views, read in SQL;
+#   - that the page refreshed itself from the server while it was open;
+#   - that names are shown as text: no injected element, no script run;
+#   - the screenshot: a PNG of the window's size, decoded here, with many
+#     colours, a good part of it not its background colour, and both bar
+#     colours of the share-vs-fair chart;
+#   - over plain HTTP: its security headers, 405 for POST, 400 for an
+#     unknown part, and a clear 500 once its login loses allot_monitor.
+# The screenshot stays in the test's log dir (tmp_check/log).  The server is
+# killed at the end, also when the test dies.
+use strict;
+use warnings;
+use Compress::Zlib qw(uncompress);
+use File::Copy qw(copy);
+use HTTP::Tiny;
+use POSIX ();
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(sleep time);
+
+my $node = PostgreSQL::Test::Cluster->new('status');
+$node->init;
+$node->start;
+sub sql { return $node->safe_psql('postgres', $_[0]); }
+
+sql('CREATE EXTENSION allot');
+
+# ---------------------------------------------------------------------------
+# The farm.  Virtual time is now: the page measures ages against the
+# database's clock.
+my $evil_host = q{<img src=x onerror="document.title='pwned'">};
+my $evil_workload = q{</td><script>document.title='pwned'</script>};
+(my $evil_host_sql = $evil_host) =~ s/'/''/g;
+(my $evil_workload_sql = $evil_workload) =~ s/'/''/g;
+sql(qq{
+INSERT INTO allot.workload (id, name, engine, throughput, priority, state) VALUES
+    (1, 'Stockfish: new eval', 'Stockfish', 2000, 0, 'active'),
+    (2, '$evil_workload_sql', 'Ethereal', 1000, 0, 'active'),
+    (3, 'Ethereal: long shot', 'Ethereal', 1000, -1, 'active'),
+    (4, 'Berserk: old', 'Berserk', 1000, 0, 'finished');
+INSERT INTO allot.host (id, name, os, threads)
+SELECT g, 'worker-' || g, 'Linux', 4 * g FROM generate_series(1, 6) g;
+SELECT count(*) FROM generate_series(1, 6) g, LATERAL allot.assign_workload(g, seed => g);
+
+INSERT INTO allot.app (id, name) VALUES (1, 'folding'), (2, 'climate');
+INSERT INTO allot.app_version (id, app_id, resource, ncpus, ncoprocs) VALUES
+    (1, 1, 'cpu', 1, 0), (2, 1, 'nvidia', 0, 1), (3, 2, 'cpu', 1, 0);
+INSERT INTO allot.workload (id, name, engine, app_id, throughput, delay_bound) VALUES
+    (11, 'folding batch', 'folding', 1, 1000, '2 days'),
+    (12, 'climate run', 'climate', 2, 3000, '2 days');
+INSERT INTO allot.job (workload_id) SELECT 11 FROM generate_series(1, 20);
+INSERT INTO allot.job (workload_id) SELECT 12 FROM generate_series(1, 20);
+INSERT INTO allot.host (id, name, os, threads, cpu_flops)
+SELECT g, CASE WHEN g = 12 THEN '$evil_host_sql' ELSE 'volunteer-' || g END, 'Linux', 4, 2e9
+  FROM generate_series(11, 14) g;
+INSERT INTO allot.host_coproc (host_id, resource, count, peak_flops) VALUES (11, 'nvidia', 1, 5e12);
+SELECT count(allot.request_work(g, '{"resources": {"cpu": {"req_instances": 2},
+                                                  "nvidia": {"req_instances": 1}}}', seed => g))
+  FROM generate_series(11, 14) g;
+});
+# Reports: the two oldest jobs in progress succeed, one fails; the
+# successes are validated and credited at 2 credits a job.
+sql(q{
+SELECT count(allot.report_job(host_id, id, 'success', 1, 1800))
+  FROM (SELECT host_id, id FROM allot.job WHERE state = 'in_progress' ORDER BY id LIMIT 2) j;
+SELECT count(allot.report_job(host_id, id, 'error'))
+  FROM (SELECT host_id, id FROM allot.job WHERE state = 'in_progress' ORDER BY id LIMIT 1) j;
+UPDATE allot.app SET est_flops_per_au = 2 * 4.32e11;
+SELECT count(allot.validate_job(id, true)) FROM allot.job WHERE state = 'done';
+SELECT allot.run_transitioner();
+SELECT allot.run_transitioner();
+});
+is(sql(q{SELECT count(*) FROM allot.job WHERE credit > 0}), 2, 'fixture: two jobs have credit');
+is(sql(q{SELECT count(*) FROM allot.check_invariants()}), 0, 'fixture: check_invariants() is empty');
+
+sql('CREATE ROLE web LOGIN IN ROLE allot_web');
+sql('CREATE ROLE monitor LOGIN IN ROLE allot_monitor');
+
+# ---------------------------------------------------------------------------
+# The web layer, from its package-lock.json (or the tree's node_modules, on
+# a machine without the npm registry), in a temp dir.
+my $src = "$ENV{TESTDIR}/../examples/web";
+my $webdir = PostgreSQL::Test::Utils::tempdir('web');
+for my $f ('package.json', 'package-lock.json', 'server.js', 'app.js', 'status.js', 'status_render.js')
+{
+	copy("$src/$f", "$webdir/$f") or die "copy $src/$f: $!";
+}
+if (-d "$src/node_modules")
+{
+	symlink("$src/node_modules", "$webdir/node_modules") or die "symlink: $!";
+}
+else
+{
+	ok( run_log(
+			[ 'npm', 'ci', '--no-audit', '--no-fund' ],
+			init => sub { chdir $webdir or die "chdir $webdir: $!" }),
+		'npm ci installs the packages of package-lock.json');
+}
+
+my $port = PostgreSQL::Test::Cluster::get_free_port();
+my $base = "http://127.0.0.1:$port";
+my $logdir = $PostgreSQL::Test::Utils::log_path;
+my $server_log = "$logdir/030_status_page_server.log";
+my $server_pid;
+END
+{
+	if ($server_pid)
+	{
+		local $?;
+		kill 'KILL', $server_pid;
+		waitpid $server_pid, 0;
+	}
+}
+$server_pid = fork() // die "fork: $!";
+if ($server_pid == 0)
+{
+	delete @ENV{qw(PGHOSTADDR PGSERVICE PGSERVICEFILE PGPASSWORD PGOPTIONS PGAPPNAME)};
+	@ENV{qw(PORT HOST PGHOST PGPORT PGUSER PGDATABASE STATUS_PGUSER STATUS_REFRESH_SECS STATUS_HOSTS)} =
+	  ($port, '127.0.0.1', $node->host, $node->port, 'web', 'postgres', 'monitor', 1, 4);
+	open STDOUT, '>>', $server_log or POSIX::_exit(126);
+	open STDERR, '>&', \*STDOUT or POSIX::_exit(126);
+	chdir $webdir or POSIX::_exit(126);
+	exec 'node', 'server.js' or POSIX::_exit(127);
+}
+
+my $http = HTTP::Tiny->new(timeout => 20);
+{
+	my $deadline = time + 30;
+	my $status = 599;
+	while ($status == 599 && time < $deadline)
+	{
+		if (waitpid($server_pid, POSIX::WNOHANG) == $server_pid)
+		{
+			$server_pid = undef;
+			die "the server exited (status $?); see $server_log";
+		}
+		sleep 0.1;
+		$status = $http->get("$base/status")->{status};
+	}
+	is($status, 200, "GET /status answers 200 on port $port") or die "see $server_log";
+}
+
+# ---------------------------------------------------------------------------
+# Plain HTTP.
+my $res = $http->get("$base/status");
+like($res->{headers}{'content-type'}, qr{^text/html; charset=utf-8$}, 'the page is HTML');
+like($res->{headers}{'content-security-policy'}, qr/default-src 'none'.*script-src 'nonce-/,
+	'a Content-Security-Policy lets only the page\'s own script and style run');
+is($http->request('POST', "$base/status", { content => '{}' })->{status}, 405, 'POST /status: 405');
+is($http->get("$base/status?part=%3Cx%3E")->{status}, 400, 'an unknown part: 400');
+$res = $http->get("$base/status?part=main");
+ok($res->{status} == 200 && $res->{content} !~ /<html/ && $res->{content} =~ /id="workloads"/,
+	'?part=main is the part that refreshes, without the page around it');
+is(sql(q{SELECT string_agg(DISTINCT usename, ',') FROM pg_stat_activity
+          WHERE application_name = 'allot-status'}),
+	'monitor', 'the page reads the database as monitor');
+
+# ---------------------------------------------------------------------------
+# The browser.  Timers run for 3.5 s of virtual time before the screenshot
+# and the DOM are taken: the page refreshes itself every second meanwhile.
+my $png = "$logdir/030_status_page.png";
+my $dom_file = "$logdir/030_status_page.html";
+my ($width, $height) = (900, 1600);
+ok( run_log(
+		[
+			"$ENV{TESTDIR}/../scripts/screenshot.sh", '--size', "${width}x$height",
+			'--wait', 3500, '--dom', $dom_file, "$base/status", $png
+		]),
+	'headless Chromium loads the page, takes a screenshot and dumps the DOM');
+my $dom = -e $dom_file ? slurp_file($dom_file) : '';
+
+like($dom, qr/<main data-refresh="1" data-refreshed="[1-9][0-9]*">/,
+	'the page refreshed itself while it was open');
+like(slurp_file($server_log), qr{GET /status\?part=main 200}, 'from the server, through ?part=main');
+
+# Names are text.
+unlike($dom, qr/<img/, 'no element injected through a host name');
+like($dom, qr{<title>allot farm status</title>}, 'and no injected script ran (it would set the title)');
+like($dom, qr/&lt;img src=x onerror="document.title='pwned'"&gt;/, 'the host name is shown as text');
+like($dom, qr{&lt;/td&gt;&lt;script&gt;}, 'the workload name is shown as text');
+is(scalar(() = $dom =~ /<script\b/g), 1, 'the page has its one script and no other');
+
+# cells(DOM, ROW_ATTR): { id => { key => [data-v, text] } } for the rows of
+# a table; the page writes each cell as <td class=".." data-k="KEY"
+# data-v="VALUE">TEXT</td> (data-v left out for NULL).
+sub unescape
+{
+	my ($s) = @_;
+	$s =~ s/&lt;/</g;
+	$s =~ s/&gt;/>/g;
+	$s =~ s/&quot;/"/g;
+	$s =~ s/&#(\d+);/chr($1)/ge;
+	$s =~ s/&amp;/&/g;
+	return $s;
+}
+
+sub cells
+{
+	my ($html, $attr) = @_;
+	my %rows;
+	while ($html =~ m{<tr $attr="(\d+)">(.*?)</tr>}gs)
+	{
+		my ($id, $row) = ($1, $2);
+		while ($row =~ m{<td class="\w+" data-k="(\w+)"(?: data-v="([^"]*)")?>(.*?)</td>}gs)
+		{
+			$rows{$id}{$1} = [ defined $2 ? unescape($2) : undef, unescape($3) ];
+		}
+	}
+	return \%rows;
+}
+
+# The views, read as the page reads them: "id|column|value" lines.
+sub view_rows
+{
+	my ($query, $id, @columns) = @_;
+	my %rows;
+	for my $line (split /\n/, sql($query))
+	{
+		my @f = split /\|/, $line, -1;
+		my %r;
+		@r{ $id, @columns } = @f;
+		$rows{ $r{$id} } = \%r;
+	}
+	return \%rows;
+}
+
+sub same_number
+{
+	my ($a, $b) = @_;
+	return 0 if !defined $a || !defined $b || $a eq '' || $b eq '';
+	return abs($a - $b) <= 1e-9 * (abs($a) + abs($b)) + 1e-12;
+}
+
+sub with_commas
+{
+	my $n = reverse shift;
+	$n =~ s/(\d{3})(?=\d)/$1,/g;
+	return scalar reverse $n;
+}
+
+# Workloads: those not finished, or holding hosts or jobs.
+my @wcols = qw(hosts threads peak_flops share fair_share jobs_unsent jobs_in_progress jobs_done jobs_error);
+my $want = view_rows(
+	q{SELECT workload_id, hosts, threads, peak_flops, share, fair_share, jobs_unsent,
+	         jobs_in_progress, jobs_done, jobs_error
+	    FROM allot.status_workload
+	   WHERE state <> 'finished' OR hosts > 0 OR jobs_in_progress > 0},
+	'workload_id', @wcols);
+my $shown = cells($dom, 'data-workload-id');
+is(join(',', sort { $a <=> $b } keys %$shown), join(',', sort { $a <=> $b } keys %$want),
+	'the workloads table lists the workloads the view has (not the finished one)');
+my @bad;
+for my $id (sort keys %$want)
+{
+	for my $k (@wcols)
+	{
+		my $v = $want->{$id}{$k};
+		next if $v eq '' && ($k eq 'threads' || $k eq 'peak_flops') && !exists $shown->{$id}{$k};
+		my ($got, $text) = @{ $shown->{$id}{$k} // [] };
+		if ($v eq '')
+		{
+			push @bad, "$id.$k: shown $got" if defined $got;
+			next;
+		}
+		push @bad, "$id.$k: view $v, page " . ($got // 'nothing') unless same_number($got, $v);
+		my $expect =
+		    $k =~ /share/ ? sprintf('%.1f%%', 100 * $v)
+		  : $k eq 'peak_flops' ? undef
+		  :                      with_commas($v);
+		push @bad, "$id.$k: text '$text', not '$expect'" if defined $expect && $text ne $expect;
+	}
+}
+is(join('; ', @bad), '', 'each workload\'s hosts, threads or FLOPS, shares and job counts are the view\'s');
+ok(grep({ $_ > 0 } map { $want->{$_}{share} } keys %$want) >= 3, 'three workloads or more have a share');
+
+# The chart: one pair of bars per workload with a share or a fair share.
+my %bars;
+while ($dom =~ m{<g data-workload-id="(\d+)">.*?<rect class="share"[^>]* data-v="([^"]*)"}gs)
+{
+	$bars{$1} = $2;
+}
+my @charted = grep { $want->{$_}{share} > 0 || $want->{$_}{fair_share} > 0 } keys %$want;
+is(join(',', sort { $a <=> $b } keys %bars), join(',', sort { $a <=> $b } @charted),
+	'the chart has a bar for each workload with a share or a fair share');
+is(scalar(grep { !same_number($bars{$_}, $want->{$_}{share}) } keys %bars), 0,
+	'and each bar is the view\'s share');
+
+# Hosts: the four seen last.
+my @hcols = qw(last_seen workload_id jobs_in_progress credit);
+$want = view_rows(
+	q{SELECT host_id, extract(epoch FROM last_seen), workload_id, jobs_in_progress, credit
+	    FROM allot.status_host ORDER BY last_seen DESC NULLS LAST, host_id LIMIT 4},
+	'host_id', @hcols);
+$shown = cells($dom, 'data-host-id');
+is(join(',', sort { $a <=> $b } keys %$shown), join(',', sort { $a <=> $b } keys %$want),
+	'the hosts table lists the four hosts seen last (STATUS_HOSTS=4)');
+@bad = ();
+for my $id (keys %$want)
+{
+	my $w = $want->{$id};
+	my $s = $shown->{$id};
+	# the page keeps milliseconds of an ISO 8601 UTC instant
+	my $seen = $s->{last_seen}[0] // '';
+	my $epoch = $seen =~ /^[0-9T:.Z-]+$/ ? sql("SELECT extract(epoch FROM '$seen'::timestamptz)") : -1;
+	push @bad, "$id.last_seen: $seen" unless abs($epoch - $w->{last_seen}) < 0.001;
+	push @bad, "$id.workload_id" unless ($s->{workload_id}[0] // '') eq $w->{workload_id};
+	push @bad, "$id.jobs_in_progress" unless ($s->{jobs_in_progress}[1] // '') eq $w->{jobs_in_progress};
+	push @bad, "$id.credit: " . ($s->{credit}[1] // '') unless ($s->{credit}[1] // '') eq sprintf('%.2f', $w->{credit});
+}
+is(join('; ', @bad), '', 'each host\'s last seen, assignment, jobs and credit are the view\'s');
+
+# Apps.
+my @acols = qw(n_reports est_flops_per_au credit_per_job jobs_unsent jobs_in_progress jobs_done jobs_error);
+$want = view_rows(q{SELECT app_id, } . join(', ', @acols) . q{ FROM allot.status_app}, 'app_id', @acols);
+$shown = cells($dom, 'data-app-id');
+is(join(',', sort keys %$shown), join(',', sort keys %$want), 'the apps table lists every app');
+@bad = ();
+for my $id (keys %$want)
+{
+	for my $k (@acols)
+	{
+		my $v = $want->{$id}{$k};
+		my ($got, $text) = @{ $shown->{$id}{$k} // [] };
+		next if $v eq '' && !defined $got;
+		push @bad, "$id.$k: view $v, page " . ($got // 'nothing') unless same_number($got, $v);
+		push @bad, "$id.$k: text $text" if $k eq 'credit_per_job' && $text ne sprintf('%.3f', $v);
+	}
+}
+is(join('; ', @bad), '', 'each app\'s reports, estimate, credit per job and jobs are the view\'s');
+is($shown->{1}{credit_per_job}[1], '2.000', 'folding\'s credit per job is shown as 2.000');
+
+# Transitioner runs, newest first.
+$shown = cells($dom, 'data-run');
+is(join(',', sort { $b <=> $a } keys %$shown),
+	sql(q{SELECT string_agg(run::text, ',' ORDER BY run DESC) FROM allot.status_transitioner}),
+	'the runs table lists the transitioner\'s runs');
+is(
+	$shown->{ sql('SELECT min(run) FROM allot.status_transitioner') }{credited}[1],
+	'2', 'the first run credited the two jobs');
+
+# The farm cards.
+my %cards = $dom =~ m{<dd data-k="(\w+)" data-v="([^"]*)">}g;
+my %farm;
+@farm{qw(hosts threads_in_use jobs_in_progress jobs_done)} = split /\|/,
+  sql('SELECT hosts, threads_in_use, jobs_in_progress, jobs_done FROM allot.status_farm');
+is(join(' ', map { $cards{$_} } sort keys %farm), join(' ', map { $farm{$_} } sort keys %farm),
+	'the summary shows the farm\'s hosts, threads in use, jobs in progress and done');
+
+# ---------------------------------------------------------------------------
+# The screenshot.
+my ($w, $h, $pixels) = png_rgb($png);
+is("${w}x$h", "${width}x$height", 'the screenshot is a PNG of the window\'s size');
+my %colours;
+$colours{ substr($pixels, $_ * 3, 3) }++ for 0 .. $w * $h - 1;
+# The background is the most common colour; the rest is what the page drew.
+my ($background) = sort { $colours{$b} <=> $colours{$a} } keys %colours;
+my $drawn = 1 - $colours{$background} / ($w * $h);
+cmp_ok(scalar(keys %colours), '>', 100, 'it has more than 100 colours (text, bars, tables)');
+cmp_ok($drawn, '>', 0.2, sprintf('%.0f%% of it is not the background', 100 * $drawn));
+ok($colours{ pack('C3', 0x25, 0x63, 0xeb) } && $colours{ pack('C3', 0xf5, 0x9e, 0x0b) },
+	'it shows both bar colours: share and fair share');
+
+# ---------------------------------------------------------------------------
+# A login that is not in allot_monitor gets a clear error, not the farm.
+sql('REVOKE allot_monitor FROM monitor');
+$res = $http->get("$base/status");
+is($res->{status}, 500, 'without allot_monitor, the page answers 500');
+like($res->{content}, qr/may not read the status views/, 'and says why');
+sql('GRANT allot_monitor TO monitor');
+is($http->get("$base/status")->{status}, 200, 'with it again, 200');
+
+kill 'TERM', $server_pid;
+waitpid $server_pid, 0;
+is($? >> 8, 0, 'the server stops on SIGTERM, closing both pools');
+$server_pid = undef;
+
+$node->stop;
+done_testing();
+
+# png_rgb(FILE): width, height and the pixels as RGB bytes, for the 8-bit
+# RGB and RGBA PNGs Chromium writes (non-interlaced; PNG spec section 9
+# for the filters).
+sub png_rgb
+{
+	my ($file) = @_;
+	open my $fh, '<:raw', $file or die "open $file: $!";
+	local $/;
+	my $data = <$fh>;
+	close $fh;
+	die "$file is not a PNG" unless substr($data, 0, 8) eq "\x89PNG\r\n\x1a\n";
+	my ($pos, $idat, $width, $height, $depth, $type, $interlace) = (8, '');
+	while ($pos < length $data)
+	{
+		my ($len, $kind) = unpack 'Na4', substr($data, $pos, 8);
+		my $chunk = substr($data, $pos + 8, $len);
+		$pos += 12 + $len;
+		if ($kind eq 'IHDR')
+		{
+			($width, $height, $depth, $type, undef, undef, $interlace) = unpack 'NNCCCCC', $chunk;
+		}
+		$idat .= $chunk if $kind eq 'IDAT';
+		last if $kind eq 'IEND';
+	}
+	die "unsupported PNG: depth $depth, colour type $type, interlace $interlace"
+	  unless $depth == 8 && ($type == 2 || $type == 6) && !$interlace;
+	my $bpp = $type == 6 ? 4 : 3;
+	my $raw = uncompress($idat) // die "$file: bad image data";
+	my $stride = $width * $bpp;
+	my @prev = (0) x $stride;
+	my $rgb = '';
+	for my $y (0 .. $height - 1)
+	{
+		my $off = $y * ($stride + 1);
+		my $filter = ord substr($raw, $off, 1);
+		my @cur = unpack 'C*', substr($raw, $off + 1, $stride);
+		for my $i (0 .. $stride - 1)
+		{
+			my $left = $i >= $bpp ? $cur[ $i - $bpp ] : 0;
+			my $up = $prev[$i];
+			my $ul = $i >= $bpp ? $prev[ $i - $bpp ] : 0;
+			my $add =
+			    $filter == 0 ? 0
+			  : $filter == 1 ? $left
+			  : $filter == 2 ? $up
+			  : $filter == 3 ? ($left + $up) >> 1
+			  :                paeth($left, $up, $ul);
+			$cur[$i] = ($cur[$i] + $add) & 0xff;
+		}
+		if ($bpp == 4)
+		{
+			$rgb .= pack 'C*', @cur[ grep { $_ % 4 != 3 } 0 .. $stride - 1 ];
+		}
+		else
+		{
+			$rgb .= pack 'C*', @cur;
+		}
+		@prev = @cur;
+	}
+	return ($width, $height, $rgb);
+}
+
+sub paeth
+{
+	my ($a, $b, $c) = @_;
+	my $p = $a + $b - $c;
+	my ($pa, $pb, $pc) = (abs($p - $a), abs($p - $b), abs($p - $c));
+	return $pa <= $pb && $pa <= $pc ? $a : $pb <= $pc ? $b : $c;
+}
