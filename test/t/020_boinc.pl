@@ -255,7 +255,7 @@ my $acked = sub {
 	return (3 == grep { $log =~ /got ack for task \Q$_\E\b/ } @names);
 };
 my $junk = 'J' x 4096;
-my $j2_output;
+my ($j2_output, $j2_deadline);
 {
 	my $deadline = time + 150;
 	while (time < $deadline && !$acked->())
@@ -266,6 +266,16 @@ my $j2_output;
 			$j2_output = sql("SELECT name FROM boinc.output_file WHERE job_id = $job{j2}");
 			if ($j2_output)
 			{
+				# The client holds j2 until the flag exists: read the deadline
+				# it keeps for it, once its state file has it.
+				(my $j2_name = $j2_output) =~ s/_0$//;
+				my $until = time + 30;
+				while (!$j2_deadline && time < $until)
+				{
+					($j2_deadline) = slurp("$client/client_state.xml")
+					  =~ m{<result>\s*<name>\Q$j2_name\E</name>.*?<report_deadline>([0-9.]+)</report_deadline>}s;
+					sleep 0.2 unless $j2_deadline;
+				}
 				make_path("$data/upload/$job{j2}");
 				PostgreSQL::Test::Utils::append_to_file("$data/upload/$job{j2}/$j2_output", $junk);
 				PostgreSQL::Test::Utils::append_to_file($flag, '');
@@ -298,6 +308,28 @@ for my $j (qw(j1 j2 j3))
 like($clog, qr/\[fxd\] starting upload, upload_offset 4096/,
 	'the client resumed j2\'s upload after the 4096 bytes the handler said it had');
 
+my $host_id = sql('SELECT host_id FROM boinc.host');
+
+# What the client was told, as it kept it (client_state.xml).
+my $state = slurp("$client/client_state.xml");
+my ($client_hostid) = $state =~ m{<hostid>([0-9]+)</hostid>};
+is($client_hostid, $host_id, 'the client keeps the <hostid> it got on first contact: its allot host id');
+ok(sql("SELECT rpc_seqno >= 3 AND last_rpc_at > created_at FROM boinc.host WHERE host_id = $host_id") eq 't',
+	'later contacts updated the host');
+is(int($j2_deadline // 0), sql("SELECT floor(extract(epoch FROM deadline))::bigint FROM allot.job WHERE id = $job{j2}"),
+	'the client held j2 with allot\'s deadline for it as its report deadline');
+my ($first_estimate) = $clog =~ /estimated total CPU task duration: ([0-9]+) seconds/;
+is($first_estimate, sql("SELECT round(est_secs) FROM allot.job WHERE id = $job{j1}"),
+	"the client's estimate of j1 ($first_estimate s) is allot's est_secs: rsc_fpops_est / flops");
+my ($keytext) = run_cmd({}, $tool{node}, '-e',
+	"process.stdout.write(require('$fe/signing.js').loadPublicKeyText('$data'))");
+my ($client_key) = slurp((glob("$client/sched_request_*.xml"))[0]) =~ m{<code_sign_key>\n(.*?)\n</code_sign_key>}s;
+is("$client_key\n", $keytext, 'the client trusts the code signing key it was sent on first contact');
+like(slurp($server_log),
+	qr/allot: \{"cpu":\{"status":"no_work","backoff_secs":600\}\}; sent nothing; request_delay 3, next_rpc_delay 600;/,
+	'allot\'s first empty answer (backoff 600 s): next_rpc_delay 600, request_delay capped at 3');
+like($clog, qr/Project requested delay of 3 seconds/, 'and the client defers its next request by it');
+
 # allot and the front end agree on every job.
 is( sql(qq{SELECT string_agg(j.id || ' ' || j.state || ' ' || r.outcome, ', ' ORDER BY j.id)
               FROM allot.job j JOIN boinc.result r ON r.job_id = j.id}),
@@ -316,7 +348,6 @@ for ([ j1 => 1000 ], [ j3 => 2000 ])
 	is(slurp("$data/upload/$job{$j}/$result{$job{$j}}_0"), $expect, "${j}'s output is in its job's directory");
 }
 is(sql('SELECT count(*) FROM allot.job_report'), '3', 'allot kept one report per job');
-my $host_id = sql('SELECT host_id FROM boinc.host');
 is( sql("SELECT os || ' ' || threads || ' ' || cpu_flops || ' ' || (registered_at IS NOT NULL)
               || ' ' || ('sse2' = ANY (cpu_flags)) FROM allot.host WHERE id = $host_id"),
 	'x86_64-pc-linux-gnu 1 1000000000 true true',
@@ -451,12 +482,63 @@ like($r->[1], qr/<hostid>(?!\Q$host_id\E<)[0-9]+<\/hostid>/,
 is(sql("SELECT count(*) FROM boinc.host WHERE host_id = $host_id AND account_id = (SELECT id FROM boinc.account WHERE name = 'alice')"),
 	'1', 'Alice\'s host stays Alice\'s');
 
+my ($mallory_host) = $r->[1] =~ m{<hostid>([0-9]+)</hostid>};
+like(sql("SELECT string_agg(outcome, ',') FROM boinc.result WHERE host_id = $mallory_host") // '', qr/^$/,
+	'Alice\'s results reported by Mallory\'s host were acknowledged and ignored');
+
 is( sql(q{SELECT md5(string_agg(t, ';' ORDER BY t)) FROM (
     SELECT 'job ' || j::text AS t FROM allot.job j
     UNION ALL SELECT 'report ' || r::text FROM allot.job_report r
     UNION ALL SELECT 'host ' || h::text FROM allot.host h WHERE h.id <= } . $host_id . q{
     UNION ALL SELECT 'coproc ' || c::text FROM allot.host_coproc c) s}),
 	$before, 'no hostile request changed a job, a report or Alice\'s host in allot');
+
+# A host with a GPU, as the client describes it (<coprocs>, BOINC 7): its
+# coprocessor is registered and its GPU request reaches allot, which has no
+# GPU version of the app.
+(my $gpu = $request) =~ s{<hostid>[0-9]+</hostid>}{<hostid>0</hostid>};
+$gpu =~ s{</scheduler_request>}{<coprocs>
+<coproc_cuda><count>2</count><name>GeForce</name><available_ram>8e9</available_ram><have_cuda>1</have_cuda>
+<have_opencl>0</have_opencl><req_secs>3600</req_secs><req_instances>2</req_instances>
+<estimated_delay>0</estimated_delay><peak_flops>5000000000000.000000</peak_flops></coproc_cuda>
+</coprocs>
+</scheduler_request>};
+$r = http('POST', 'scheduler', $gpu);
+my ($gpu_host) = $r->[1] =~ m{<hostid>([0-9]+)</hostid>};
+is(sql("SELECT resource || ' ' || count || ' ' || peak_flops FROM allot.host_coproc WHERE host_id = " . ($gpu_host // 0)),
+	'nvidia 2 5000000000000', 'a client with two NVIDIA GPUs registers them as coprocessors');
+like(slurp($server_log), qr/\[HOST#$gpu_host\] scheduler request \(new host\).*"nvidia":\{"req_secs":3600,"req_instances":2,"estimated_delay":0\}.*"nvidia":\{"status":"unsupported"/,
+	'its GPU request is passed to allot, which answers that no version runs there');
+
+# Mallory's host takes a job and reports it without uploading its output:
+# an error for allot, like the corrupted one.
+($out, $ok) = admin(qw(submit --workload 1 --command-line), '--lines 10');
+($job{j4}) = $out =~ /^jobs ([0-9]+)$/m;
+(my $ask = $request) =~ s{<authenticator>[^<]*</authenticator>}{<authenticator>$mallory</authenticator>};
+$ask =~ s{<hostid>[0-9]+</hostid>}{<hostid>$mallory_host</hostid>};
+$ask =~ s{<cpu_req_secs>[^<]*</cpu_req_secs>}{<cpu_req_secs>10</cpu_req_secs>};
+$r = http('POST', 'scheduler', $ask);
+my ($j4_name) = $r->[1] =~ m{<result>\n<name>([^<]+)</name>};
+ok($j4_name && $j4_name =~ /^job$job{j4}_/, 'Mallory\'s host is sent j4 through the protocol');
+my ($flops) = $r->[1] =~ m{<flops>([0-9.]+)</flops>};
+my ($fpops_est) = $r->[1] =~ m{<rsc_fpops_est>([0-9.]+)</rsc_fpops_est>};
+my ($deadline) = $r->[1] =~ m{<report_deadline>([0-9]+)</report_deadline>};
+is( sprintf('%.0f %.0f %d', $flops, $fpops_est, $deadline),
+	sql("SELECT format('%s %s %s', round(peak_flops_per_sec), round(est_secs * peak_flops_per_sec), floor(extract(epoch FROM deadline)))
+           FROM allot.job WHERE id = $job{j4}"),
+	'its reply: the version\'s FLOPS, rsc_fpops_est = est_secs x FLOPS, and the deadline, all as allot sent the job');
+like($r->[1], qr{<file_signature>\n(?:[0-9a-f]{64}\n){4}\.\n</file_signature>}, 'and the app\'s signature, in BOINC\'s hex lines');
+(my $report = $ask) =~ s{</scheduler_request>}{<result><name>$j4_name</name><final_elapsed_time>2.5</final_elapsed_time>
+<exit_status>0</exit_status><state>5</state><file_info><name>${j4_name}_0</name><nbytes>130.000000</nbytes>
+<md5_cksum>0123456789abcdef0123456789abcdef</md5_cksum></file_info></result>
+</scheduler_request>};
+$r = http('POST', 'scheduler', $report);
+like($r->[1], qr{<result_ack>\n<name>\Q$j4_name\E</name>\n</result_ack>}, 'its report is acknowledged');
+is(sql("SELECT j.state || ' ' || r.detail FROM allot.job j JOIN boinc.result r ON r.job_id = j.id WHERE j.id = $job{j4}"),
+	"error output ${j4_name}_0 missing", 'and reported to allot as an error: the output never arrived');
+$r = http('POST', 'scheduler', $report);
+like($r->[1], qr{<result_ack>\n<name>\Q$j4_name\E</name>}, 'the same report again: acknowledged again');
+is(sql("SELECT count(*) FROM allot.job_report WHERE job_id = $job{j4}"), '1', 'and reported to allot once');
 
 # Files: traversal and symbolic links never reach the keys.
 symlink("$data/keys/code_sign_private.pem", "$data/download/key.pem") or die "symlink: $!";
