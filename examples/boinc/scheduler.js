@@ -491,7 +491,15 @@ function makeScheduler(db, config) {
       log(`refused a scheduler request: unknown authenticator (hostid ${r.hostid})`);
       return refusal(config, BAD_KEY, BAD_KEY_DELAY);
     }
-    const h = await host(acct, r);
+    let h;
+    try {
+      h = await host(acct, r);
+    } catch (err) {
+      // allot checks every figure again; one it refuses is this host's fault.
+      if (!isPermanent(err)) throw err;
+      log(`refused a scheduler request of account ${acct.id}: ${err.message}`);
+      return refusal(config, `Bad scheduler request: ${err.message}`, limits.badRequestDelay);
+    }
     const tag = `[HOST#${h.hostId}]`;
 
     const acks = [];

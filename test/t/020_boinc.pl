@@ -510,6 +510,14 @@ is(sql("SELECT resource || ' ' || count || ' ' || peak_flops FROM allot.host_cop
 like(slurp($server_log), qr/\[HOST#$gpu_host\] scheduler request \(new host\).*"nvidia":\{"req_secs":3600,"req_instances":2,"estimated_delay":0\}.*"nvidia":\{"status":"unsupported"/,
 	'its GPU request is passed to allot, which answers that no version runs there');
 
+# An old client (before BOINC 6) asks with work_req_seconds alone.
+(my $old = $request) =~ s{<hostid>[0-9]+</hostid>}{<hostid>$gpu_host</hostid>};
+$old =~ s{<cpu_req_secs>[^<]*</cpu_req_secs>|<cpu_req_instances>[^<]*</cpu_req_instances>}{}g;
+$old =~ s{<work_req_seconds>[^<]*</work_req_seconds>}{<work_req_seconds>100.000000</work_req_seconds>};
+$r = http('POST', 'scheduler', $old);
+like(slurp($server_log), qr/\[HOST#$gpu_host\] scheduler request: .*asked \{"work_req_seconds":100\}; allot: \{"cpu":\{"status":"no_work"/,
+	'an old client\'s work_req_seconds is passed to allot as such');
+
 # Mallory's host takes a job and reports it without uploading its output:
 # an error for allot, like the corrupted one.
 ($out, $ok) = admin(qw(submit --workload 1 --command-line), '--lines 10');
