@@ -195,6 +195,7 @@ like($out, qr/^lo\s+UNKNOWN/m, 'inside it: the loopback interface, up');
 unlike($out, qr/^(?!lo\s)\S/m, 'and no other interface');
 
 # The front end, in the namespace.
+# Any port will do: nothing else listens in the namespace.
 my $port = 8000 + int(rand(1000));
 my $url = "http://127.0.0.1:$port/";
 my $server_log = "$work/server.log";
