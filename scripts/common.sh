@@ -22,9 +22,15 @@ export PATH="$PG_BIN:$PATH"      # psql, createdb, pg_ctl ... of version 15
 if [ "$(id -u)" -eq 0 ]; then CLUSTER_USER=postgres; else CLUSTER_USER=$(id -un); fi
 CLUSTER_PORT=${ALLOT_PGPORT:-5432}
 
+# chromium: test/t/030_status_page.pl loads the status page in it.
+# boinc-client and libboinc-app-dev: test/t/020_boinc.pl runs Debian's BOINC
+# client against examples/boinc, with an app built against the BOINC API,
+# in a network namespace of its own (iproute2 brings up its loopback;
+# unshare and nsenter are util-linux's).
 APT_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
               postgresql-15-cron libtap-parser-sourcehandler-pgtap-perl
-              libipc-run-perl libpq-dev make gcc chromium)
+              libipc-run-perl libpq-dev make gcc chromium
+              boinc-client libboinc-app-dev iproute2 util-linux)
 
 say() { printf '==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -90,6 +96,12 @@ ensure_packages() {
     as_root apt-get update || return 1
     as_root env DEBIAN_FRONTEND=noninteractive \
         apt-get install -y "${APT_PACKAGES[@]}" </dev/null || return 1
+    # Debian starts the system's BOINC client when boinc-client is
+    # installed; the tests run a client of their own, so leave none running
+    # that they installed.
+    if [[ " ${missing[*]} " == *" boinc-client "* ]] && [ -d /run/systemd/system ]; then
+        as_root systemctl disable --now boinc-client.service || true
+    fi
 }
 
 # Node.js and npm, for examples/web and test/t/006_web.pl.  Checked by

@@ -4,7 +4,7 @@
 -- installed; the login roles are created here and dropped by the rollback
 -- (roles are cluster-wide, so they get names no other test uses).
 BEGIN;
-SELECT plan(42);
+SELECT plan(45);
 
 CREATE ROLE allot_test_web LOGIN IN ROLE allot_web;
 CREATE ROLE allot_test_admin LOGIN IN ROLE allot_admin;
@@ -29,7 +29,8 @@ SELECT is((SELECT count(*)::int FROM pg_proc
           0, 'every SECURITY DEFINER function runs as allot_owner');
 SELECT set_eq(
     $$SELECT proname::text FROM pg_proc WHERE pronamespace = 'allot'::regnamespace AND prosecdef$$,
-    ARRAY['assign_workload', 'heartbeat', 'release_assignment', 'request_work', 'report_job'],
+    ARRAY['assign_workload', 'heartbeat', 'release_assignment', 'request_work', 'report_job',
+          'register_host', 'host_credit'],
     'the SECURITY DEFINER functions are the request functions, and no trigger');
 SELECT is((SELECT rolcanlogin OR rolsuper OR rolcreaterole OR rolbypassrls
              FROM pg_roles WHERE rolname = 'allot_owner'), false,
@@ -53,13 +54,16 @@ SELECT is((SELECT count(*)::int FROM pg_class
               AND has_table_privilege('allot_test_nobody', oid, 'SELECT')),
           0, 'a role without allot''s roles can read no allot table');
 
--- The web role: exactly the five request functions, no table.
+-- The web role: exactly the seven request functions (five that serve
+-- hosts, two with which a scheduler registers hosts and reads their
+-- credit), no table.
 SELECT set_eq(
     $$SELECT p.proname::text FROM pg_proc p
        WHERE p.pronamespace = 'allot'::regnamespace
          AND has_function_privilege('allot_test_web', p.oid, 'EXECUTE')$$,
-    ARRAY['assign_workload', 'heartbeat', 'release_assignment', 'request_work', 'report_job'],
-    'allot_web can execute the five request functions and no other');
+    ARRAY['assign_workload', 'heartbeat', 'release_assignment', 'request_work', 'report_job',
+          'register_host', 'host_credit'],
+    'allot_web can execute the seven request functions and no other');
 SELECT is((SELECT count(*)::int FROM pg_class
             WHERE relnamespace = 'allot'::regnamespace AND relkind IN ('r', 'S', 'v')
               AND (has_table_privilege('allot_test_web', oid, 'SELECT')
@@ -168,6 +172,19 @@ SELECT lives_ok($$UPDATE allot.workload SET priority = 2 WHERE id = 2$$,
                 'allot_admin changes a workload');
 SELECT lives_ok($$INSERT INTO allot.host (id, threads) VALUES (3, 2); DELETE FROM allot.host WHERE id = 3$$,
                 'allot_admin adds and removes a host');
+RESET ROLE;
+
+-- A scheduler registers a host and reads credit as the web role; it cannot
+-- take over a host the operator added.
+SET ROLE allot_test_web;
+SELECT allot.register_host(NULL, 'volunteer', 'Linux', '{sse2}', 2, 1e9) AS volunteer \gset
+SELECT is(allot.register_host(:volunteer, 'volunteer', 'Linux', '{sse2}', 4, 1e9), :volunteer::bigint,
+          'allot_web: register_host registers a host and updates it');
+SELECT throws_ok($$SELECT allot.register_host(1, 'taken', 'Linux', '{}', 1, 1)$$, '42501',
+                 'host 1 was added by the operator: register_host does not change it',
+                 'allot_web: register_host cannot change a host the operator added');
+SELECT is((SELECT count(*)::int FROM allot.host_credit(ARRAY[1, 2, :volunteer]::bigint[])), 3,
+          'allot_web: host_credit reads hosts'' credit');
 RESET ROLE;
 
 -- No other role owns or may change allot's objects: tables, views,

@@ -1,0 +1,190 @@
+'use strict';
+// The operator's side of the BOINC front end.  Connects with the standard
+// PG* variables as an operator (a member of allot_admin); DATA_DIR as for
+// server.js.
+//
+//   node admin.js setup                         make the code signing key and the directories
+//   node admin.js add-account NAME              a volunteer account; prints its authenticator
+//   node admin.js add-app-version --app-version-id ID --version-num N --file PATH
+//                [--platform P] [--api-version V] [--outputs out,...] [--output-max-bytes N]
+//                                               sign and publish the executable of an allot app version
+//   node admin.js submit --workload ID [--count N] [--app-units X] [--command-line TEXT]
+//                                               add jobs to a job workload
+//   node admin.js validate [--check PROGRAM]    the validator: mark reported jobs valid or not
+//
+// Schedule `node admin.js validate` beside the pg_cron transitioner (cron,
+// a systemd timer): it marks jobs valid, and the next run_transitioner
+// grants their credit.
+
+const crypto = require('node:crypto');
+const { execFile } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { Client } = require('pg');
+const files = require('./files');
+const signing = require('./signing');
+
+const dataDir = path.resolve(process.env.DATA_DIR || 'data');
+
+class UsageError extends Error {}
+
+function options(args, known) {
+  const out = {};
+  for (let i = 0; i < args.length; i++) {
+    const name = args[i].replace(/^--/, '');
+    if (!args[i].startsWith('--') || !known.includes(name) || i + 1 >= args.length) {
+      throw new UsageError(`unexpected argument ${JSON.stringify(args[i])}`);
+    }
+    out[name] = args[++i];
+  }
+  return out;
+}
+
+function positiveInt(value, name) {
+  if (!/^[1-9][0-9]{0,17}$/.test(value ?? '')) throw new UsageError(`--${name} must be a positive integer, not ${JSON.stringify(value)}`);
+  return value;
+}
+
+// BOINC's names for allot's coprocessor types.
+const BOINC_COPROC = { nvidia: 'NVIDIA', amd: 'ATI', intel: 'intel_gpu' };
+
+async function withDb(fn) {
+  const db = new Client({ application_name: 'allot-boinc-admin' });
+  await db.connect();
+  try {
+    return await fn(db);
+  } finally {
+    await db.end();
+  }
+}
+
+async function transaction(db, fn) {
+  await db.query('BEGIN');
+  try {
+    const result = await fn();
+    await db.query('COMMIT');
+    return result;
+  } catch (err) {
+    await db.query('ROLLBACK');
+    throw err;
+  }
+}
+
+const commands = {
+  async setup() {
+    const made = signing.ensureKeys(dataDir);
+    for (const dir of [files.downloadDir(dataDir), files.uploadDir(dataDir)]) fs.mkdirSync(dir, { recursive: true });
+    console.log(`${made ? 'made' : 'kept'} the code signing key in ${signing.keyPaths(dataDir).dir}`);
+    console.log(`download and upload directories in ${dataDir}`);
+  },
+
+  async 'add-account'([name, ...rest]) {
+    if (!name || rest.length) throw new UsageError('usage: add-account NAME');
+    const authenticator = crypto.randomBytes(16).toString('hex');
+    const hash = crypto.createHash('sha256').update(authenticator, 'utf8').digest();
+    const id = await withDb(async (db) => (await db.query(
+      'INSERT INTO boinc.account (name, authenticator_sha256) VALUES ($1, $2) RETURNING id', [name, hash])).rows[0].id);
+    console.log(`account ${id} (${name}); its authenticator, shown only now:`);
+    console.log(authenticator);
+  },
+
+  async 'add-app-version'(args) {
+    const o = options(args, ['app-version-id', 'version-num', 'file', 'platform', 'api-version', 'outputs', 'output-max-bytes']);
+    const id = positiveInt(o['app-version-id'], 'app-version-id');
+    if (!/^[0-9]{1,9}$/.test(o['version-num'] ?? '')) throw new UsageError('--version-num must be an integer, e.g. 100');
+    if (!o.file) throw new UsageError('--file is required');
+    const outputs = (o.outputs ?? 'out').split(',');
+    if (!outputs.every((n) => /^[A-Za-z0-9_.-]{1,64}$/.test(n))) throw new UsageError('--outputs: names of letters, digits and "_.-"');
+    const maxBytes = positiveInt(o['output-max-bytes'] ?? '16777216', 'output-max-bytes');
+    const bytes = fs.readFileSync(o.file);
+    const md5 = crypto.createHash('md5').update(bytes).digest('hex');
+    const signature = signing.signMd5(dataDir, md5);
+    if (!signing.verifyMd5(dataDir, md5, signature)) throw new Error('the signature does not verify');
+
+    await withDb(async (db) => transaction(db, async () => {
+      const { rows } = await db.query(
+        `SELECT a.name AS app, v.platform, v.resource, v.ncoprocs
+           FROM allot.app_version v JOIN allot.app a ON a.id = v.app_id WHERE v.id = $1`, [id]);
+      if (rows.length === 0) throw new UsageError(`allot has no app version ${id}`);
+      const v = rows[0];
+      const platform = o.platform ?? v.platform ?? 'x86_64-pc-linux-gnu';
+      if (v.platform !== null && v.platform !== platform) {
+        throw new UsageError(`allot app version ${id} runs on ${v.platform}, not ${platform}`);
+      }
+      const fileName = `${v.app}_${o['version-num']}_${platform}`;
+      if (!files.FILE_NAME.test(fileName)) throw new UsageError(`app name ${JSON.stringify(v.app)} cannot name a file`);
+      await db.query(
+        `INSERT INTO boinc.app_version (app_version_id, app_name, version_num, platform, api_version, coproc_type,
+                                        ncoprocs, file_name, nbytes, md5, signature, output_names, output_max_nbytes)
+         VALUES ($1, $2, $3, $4, coalesce($5, '7.20.5'), $6, $7, $8, $9, $10, $11, $12, $13)`,
+        [id, v.app, o['version-num'], platform, o['api-version'] ?? null,
+         v.resource === 'cpu' ? null : (BOINC_COPROC[v.resource] ?? v.resource), v.ncoprocs,
+         fileName, bytes.length, md5, signature, outputs, maxBytes]);
+      // Published last: a file the database does not know is never served
+      // as this version, and 'wx' never replaces a published one.
+      fs.writeFileSync(path.join(files.downloadDir(dataDir), fileName), bytes, { mode: 0o644, flag: 'wx' });
+      console.log(`app version ${id}: ${v.app} ${o['version-num']} for ${platform}, ${fileName} (md5 ${md5}), signed`);
+    }));
+  },
+
+  async submit(args) {
+    const o = options(args, ['workload', 'count', 'app-units', 'command-line']);
+    const workload = positiveInt(o.workload, 'workload');
+    const count = Number(positiveInt(o.count ?? '1', 'count'));
+    const units = Number(o['app-units'] ?? 1);
+    const ids = await withDb(async (db) => transaction(db, async () => {
+      const { rows } = await db.query(
+        `INSERT INTO allot.job (workload_id, predicted_app_units)
+         SELECT $1, $2 FROM generate_series(1, $3) RETURNING id`, [workload, units, count]);
+      const jobIds = rows.map((r) => r.id);
+      await db.query(
+        'INSERT INTO boinc.workunit (job_id, command_line) SELECT unnest($1::bigint[]), $2',
+        [jobIds, o['command-line'] ?? '']);
+      return jobIds;
+    }));
+    console.log(`jobs ${ids.join(' ')}`);
+  },
+
+  async validate(args) {
+    const o = options(args, ['check']);
+    await withDb(async (db) => {
+      const { rows } = await db.query(
+        `SELECT j.id AS job_id, r.name AS result,
+                array_agg(o.name ORDER BY o.name) AS names, array_agg(o.nbytes ORDER BY o.name) AS sizes,
+                array_agg(o.md5 ORDER BY o.name) AS md5s
+           FROM allot.job j
+           JOIN boinc.result r ON r.job_id = j.id AND r.host_id = j.host_id AND r.outcome = 'success'
+           JOIN boinc.output_file o ON o.result_name = r.name
+          WHERE j.state = 'done' AND j.validated IS NULL
+          GROUP BY j.id, r.name ORDER BY j.id LIMIT 10000`);
+      for (const job of rows) {
+        const paths = job.names.map((n) => files.uploadPath(dataDir, job.job_id, n));
+        let why = null;
+        for (let i = 0; i < paths.length && why === null; i++) {
+          const have = await files.fileDigest(paths[i]);
+          if (have === null) why = `${job.names[i]} is missing`;
+          else if (have.md5 !== job.md5s[i] || have.nbytes !== Number(job.sizes[i])) why = `${job.names[i]} changed since its report`;
+        }
+        if (why === null && o.check) {
+          why = await new Promise((resolve) => {
+            execFile(o.check, paths, { timeout: 60000 }, (err, stdout, stderr) =>
+              resolve(err ? `${o.check} says no: ${(stderr || err.message).trim().slice(0, 200)}` : null));
+          });
+        }
+        await db.query('SELECT allot.validate_job($1, $2)', [job.job_id, why === null]);
+        console.log(`job ${job.job_id} (${job.result}): ${why === null ? 'valid' : `invalid: ${why}`}`);
+      }
+      console.log(`${rows.length} job(s) validated`);
+    });
+  },
+};
+
+const [command, ...args] = process.argv.slice(2);
+if (!Object.hasOwn(commands, command ?? '')) {
+  console.error('usage: node admin.js setup | add-account NAME | add-app-version ... | submit ... | validate [--check PROGRAM]');
+  process.exit(2);
+}
+commands[command](args).catch((err) => {
+  console.error(err instanceof UsageError ? err.message : `${command}: ${err.message}`);
+  process.exit(err instanceof UsageError ? 2 : 1);
+});

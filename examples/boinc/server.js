@@ -1,0 +1,203 @@
+'use strict';
+// A BOINC project served by allot: the master page, the scheduler, file
+// downloads and the upload handler, in one process over one connection
+// pool.  Settings come from the environment:
+//
+//   PORT=8080 HOST=127.0.0.1 URL=http://boinc.example.org/ DATA_DIR=/srv/boinc \
+//   PROJECT_NAME='My project' PGDATABASE=farm PGUSER=boinc_web node server.js
+//
+// URL is the master URL volunteers attach to (default http://HOST:PORT/);
+// DATA_DIR holds keys/ (from `node admin.js setup`), download/ and upload/.
+// The database login must be a member of allot_web and own schema boinc.
+
+const fs = require('node:fs');
+const http = require('node:http');
+const path = require('node:path');
+const { Pool } = require('pg');
+const { makeDb, Unavailable } = require('./db');
+const { makeScheduler } = require('./scheduler');
+const files = require('./files');
+const signing = require('./signing');
+const xml = require('./xml');
+
+function envInt(name, fallback) {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  if (!/^[0-9]{1,12}$/.test(text)) {
+    console.error(`${name} must be a non-negative integer, not ${JSON.stringify(text)}`);
+    process.exit(2);
+  }
+  return Number(text);
+}
+
+// One line per event; control characters a client slipped into a message
+// are shown escaped, never written raw into the log.
+const log = (line) => console.log(`${new Date().toISOString()} ${line.replace(/[\u0000-\u001f\u007f]/g,
+  (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}`);
+
+const port = envInt('PORT', 8080);
+const host = process.env.HOST || '127.0.0.1';
+const baseUrl = new URL(process.env.URL || `http://${host}:${port}/`).href;
+const dataDir = path.resolve(process.env.DATA_DIR || 'data');
+const projectName = process.env.PROJECT_NAME || 'allot BOINC project';
+const maxRequestBytes = envInt('MAX_REQUEST_BYTES', 8 * 1024 * 1024);
+const shutdownGraceMs = envInt('SHUTDOWN_GRACE_MS', 10000);
+
+const limits = {
+  maxResults: envInt('MAX_RESULTS_PER_REQUEST', 200),
+  maxCoprocs: 64,
+  maxRequestDelay: envInt('MAX_REQUEST_DELAY', 60),
+  maxNextRpcDelay: envInt('MAX_NEXT_RPC_DELAY', 86400),
+  badRequestDelay: 3600,
+  memoryBound: envInt('RSC_MEMORY_BOUND', 1e9),
+  diskBound: envInt('RSC_DISK_BOUND', 1e9),
+};
+
+let codeSignKey;
+try {
+  codeSignKey = signing.loadPublicKeyText(dataDir);
+} catch (err) {
+  console.error(`no code signing key in ${dataDir}/keys (${err.message}): run node admin.js setup first`);
+  process.exit(2);
+}
+for (const dir of [files.downloadDir(dataDir), files.uploadDir(dataDir)]) fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+
+const pool = new Pool({
+  max: envInt('PG_POOL_SIZE', 10),
+  fallback_application_name: 'allot-boinc',
+  connectionTimeoutMillis: 5000,
+  statement_timeout: envInt('PG_STATEMENT_TIMEOUT_MS', 30000),
+});
+pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
+const db = makeDb(pool, log);
+const scheduler = makeScheduler(db, { baseUrl, projectName, dataDir, codeSignKey, limits, log });
+
+// The master page: clients look in it, line by line, for the scheduler.
+const masterPage = `<!DOCTYPE html>
+<html><head><title>${xml.escape(projectName)}</title>
+<link rel="boinc_scheduler" href="${xml.escape(new URL('scheduler', baseUrl).href)}">
+</head><body>
+<h1>${xml.escape(projectName)}</h1>
+<p>A BOINC project whose jobs are scheduled by allot. Attach with
+<code>boinccmd --project_attach ${xml.escape(baseUrl)} YOUR_ACCOUNT_KEY</code>.</p>
+</body></html>
+`;
+
+function send(res, status, type, body, headers = {}) {
+  const bytes = Buffer.from(body);
+  res.writeHead(status, { 'Content-Type': type, 'Content-Length': bytes.length, 'Cache-Control': 'no-store', ...headers });
+  res.end(bytes);
+}
+
+class HttpError extends Error {
+  constructor(status, message, headers = {}) {
+    super(message);
+    this.status = status;
+    this.headers = headers;
+  }
+}
+
+// The body, at most limit bytes: a larger one is read to its end and
+// dropped (closing a socket with unread data resets it before the client
+// reads the 413).
+function readBody(req, limit) {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    let chunks = [];
+    req.on('data', (chunk) => {
+      size += chunk.length;
+      if (size > limit) chunks = null;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => (chunks === null
+      ? reject(new HttpError(413, `request body is larger than ${limit} bytes`, { Connection: 'close' }))
+      : resolve(Buffer.concat(chunks))));
+    req.on('error', () => reject(new HttpError(400, 'the request body was cut off')));
+  });
+}
+
+const uploadTarget = async (name) => {
+  const { rows } = await db.query(
+    `SELECT o.job_id, o.max_nbytes, r.reported_at IS NOT NULL AS reported
+       FROM boinc.output_file o JOIN boinc.result r ON r.name = o.result_name WHERE o.name = $1`, [name]);
+  return rows[0] ? { jobId: rows[0].job_id, maxNbytes: Number(rows[0].max_nbytes), reported: rows[0].reported } : null;
+};
+
+let closing = false;
+
+async function handle(req, res) {
+  const started = process.hrtime.bigint();
+  const urlPath = req.url.split('?', 1)[0];
+  try {
+    if (closing) res.setHeader('Connection', 'close');
+    const route = (methods) => {
+      if (!methods.includes(req.method)) {
+        throw new HttpError(405, `${urlPath} takes ${methods.join(', ')}`, { Allow: methods.join(', ') });
+      }
+    };
+    if (urlPath === '/' || urlPath === '/index.html') {
+      route(['GET', 'HEAD']);
+      send(res, 200, 'text/html; charset=utf-8', masterPage);
+    } else if (urlPath === '/scheduler') {
+      route(['POST']);
+      // The client says x-www-form-urlencoded; the body is the raw XML.
+      const body = new TextDecoder('utf-8').decode(await readBody(req, maxRequestBytes));
+      send(res, 200, 'text/xml', await scheduler.handle(body));
+    } else if (urlPath.startsWith('/download/')) {
+      route(['GET', 'HEAD']);
+      await files.download(req, res, dataDir, decodeURIComponent(urlPath.slice('/download/'.length)));
+    } else if (urlPath === '/file_upload_handler') {
+      route(['POST']);
+      await files.upload(req, res, { dataDir, lookup: uploadTarget, log });
+    } else {
+      throw new HttpError(404, 'no such page');
+    }
+  } catch (err) {
+    let status = 500;
+    let headers = {};
+    if (err instanceof HttpError) ({ status, headers } = err);
+    else if (err instanceof Unavailable) status = 503;
+    else if (err instanceof URIError) status = 404;
+    else log(`internal error on ${req.method} ${urlPath}: ${err.stack ?? err}`);
+    if (res.headersSent) res.destroy();
+    else send(res, status, 'text/plain', `${err instanceof HttpError ? err.message : http.STATUS_CODES[status]}\n`, headers);
+  }
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  log(`${req.method} ${urlPath.slice(0, 200)} ${res.statusCode} ${ms.toFixed(1)} ms`);
+}
+
+async function start() {
+  // The front end's own tables, created by the login that owns schema boinc.
+  await pool.query(fs.readFileSync(path.join(__dirname, 'schema.sql'), 'utf8'));
+  const server = http.createServer({ requestTimeout: 120000, headersTimeout: 10000 }, handle);
+  server.on('error', (err) => {
+    console.error(`cannot serve on ${host}:${port}: ${err.message}`);
+    process.exit(1);
+  });
+  server.listen(port, host, () => log(`serving ${projectName} at ${baseUrl} (listening on ${host}:${port}, data in ${dataDir})`));
+
+  let stopping = false;
+  const shutdown = (signal) => {
+    if (stopping) return;
+    stopping = true;
+    closing = true;
+    log(`${signal}: no new connections; finishing requests in flight`);
+    server.close(async () => {
+      await pool.end();
+      log('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+    setTimeout(() => {
+      log(`requests still running after ${shutdownGraceMs} ms; exiting`);
+      process.exit(1);
+    }, shutdownGraceMs).unref();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+start().catch((err) => {
+  console.error(`cannot start: ${err.message}`);
+  process.exit(1);
+});
