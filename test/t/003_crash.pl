@@ -449,7 +449,11 @@ SELECT count(*) FILTER (WHERE state = 'unsent'),
        count(*) FILTER (WHERE host_id = $open_host)
   FROM allot.job WHERE id IN (@{[ join(',', @open_taken) ]})}),
 		'2|0',
-		"$label: the jobs taken by the open transaction are unsent again");
+		"$label: the jobs taken by the open transaction are unsent again")
+	  or diag($node->safe_psql(
+			'postgres', qq{
+SELECT string_agg(format('job %s: %s on host %s since %s', j.id, j.state, j.host_id, j.sent_at), '; ')
+  FROM allot.job j WHERE j.id IN (@{[ join(',', @open_taken) ]})}));
 	is( $node->safe_psql(
 			'postgres', qq{
 SELECT (SELECT count(*) FROM allot.job WHERE host_id = $open_host)
