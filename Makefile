@@ -11,6 +11,7 @@ OBJS = \
 	src/credit.o \
 	src/workload_cache.o \
 	src/assignment.o \
+	src/assignment_usage.o \
 	src/usage.o \
 	src/estimate.o \
 	src/host_queue.o \

@@ -253,6 +253,82 @@ CREATE TRIGGER app_version_job_reference_guard AFTER DELETE ON allot.app_version
     REFERENCING OLD TABLE AS gone_rows
     FOR EACH STATEMENT EXECUTE FUNCTION allot.job_reference_guard();
 
+/* Assignments without an index on seen_at, so that a repeat, which moves
+ * only seen_at, is a HOT update (src/assignment_usage.c): the lapsed
+ * counted assignments a request subtracts are found through a watch list,
+ * rebuilt with one scan whenever requests' cutoff passes its horizon. */
+DROP INDEX allot.assignment_expiry_idx;
+ALTER TABLE allot.assignment SET (fillfactor = 80);
+
+CREATE TABLE allot.assignment_horizon (
+    only_row      boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    generation    bigint NOT NULL DEFAULT 0,
+    watched_below timestamptz NOT NULL DEFAULT '-infinity'
+);
+INSERT INTO allot.assignment_horizon DEFAULT VALUES;
+
+CREATE TABLE allot.assignment_watch (
+    generation bigint NOT NULL,
+    host_id    bigint NOT NULL,
+    seen_at    timestamptz NOT NULL,
+    PRIMARY KEY (generation, host_id)
+);
+CREATE INDEX assignment_watch_seen_idx ON allot.assignment_watch (generation, seen_at);
+
+COMMENT ON TABLE allot.assignment_horizon IS
+    'Allot writes: one row, how far the watch list of lapsing assignments reaches';
+COMMENT ON COLUMN allot.assignment_horizon.only_row IS 'Always true: the table has one row';
+COMMENT ON COLUMN allot.assignment_horizon.generation IS 'The generation of allot.assignment_watch in use';
+COMMENT ON COLUMN allot.assignment_horizon.watched_below IS
+    'Every assignment counted and seen before this when the list was built is in allot.assignment_watch';
+COMMENT ON TABLE allot.assignment_watch IS
+    'Allot writes: assignments whose hosts had gone quiet when the list was built, the suspects of lapsing (src/assignment_usage.c)';
+COMMENT ON COLUMN allot.assignment_watch.generation IS 'The list it belongs to; older ones are deleted as a new one is built';
+COMMENT ON COLUMN allot.assignment_watch.seen_at IS
+    'The assignment''s seen_at when it was listed, or earlier: never later than its seen_at now';
+COMMENT ON COLUMN allot.assignment_watch.host_id IS 'The host of the assignment';
+
+/* An assignment counted with a seen_at the watch list should hold but might
+ * not (one written after the list was built with a time before its
+ * horizon: virtual time that runs backwards, a row an operator inserts or
+ * edits, a heartbeat that counts a swept row again) is added to it.  The
+ * conditions leave out what requests do in time order: a repeat or a
+ * heartbeat moves seen_at forward, past the horizon, and fires nothing.
+ * The horizon row is read FOR SHARE, so that a list being rebuilt is
+ * waited for and the entry goes into the new one. */
+CREATE FUNCTION allot.assignment_watch_trigger() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    INSERT INTO allot.assignment_watch AS w (generation, host_id, seen_at)
+    SELECT h.generation, NEW.host_id, NEW.seen_at
+      FROM (SELECT generation, watched_below FROM allot.assignment_horizon FOR SHARE) h
+     WHERE NEW.seen_at < h.watched_below
+    ON CONFLICT (generation, host_id) DO UPDATE SET seen_at = excluded.seen_at
+     WHERE excluded.seen_at < w.seen_at;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER assignment_watch_insert AFTER INSERT ON allot.assignment
+    FOR EACH ROW WHEN (NEW.counted)
+    EXECUTE FUNCTION allot.assignment_watch_trigger();
+CREATE TRIGGER assignment_watch_update AFTER UPDATE ON allot.assignment
+    FOR EACH ROW WHEN (NEW.counted AND (NEW.seen_at < OLD.seen_at OR NOT OLD.counted))
+    EXECUTE FUNCTION allot.assignment_watch_trigger();
+
+/* The usage trigger fires on an update only when what the row counts for
+ * changes: a repeat or a heartbeat moves seen_at and touches no usage row. */
+DROP TRIGGER assignment_usage ON allot.assignment;
+CREATE TRIGGER assignment_usage AFTER INSERT OR DELETE ON allot.assignment
+    FOR EACH ROW EXECUTE FUNCTION allot.assignment_usage_trigger();
+CREATE TRIGGER assignment_usage_change AFTER UPDATE ON allot.assignment
+    FOR EACH ROW
+    WHEN (OLD.workload_id IS DISTINCT FROM NEW.workload_id OR OLD.threads IS DISTINCT FROM NEW.threads
+          OR OLD.focus IS DISTINCT FROM NEW.focus OR OLD.counted IS DISTINCT FROM NEW.counted)
+    EXECUTE FUNCTION allot.assignment_usage_trigger();
+
 /* When a host last asked for jobs, kept with its backoffs: a request then
  * writes no host row; the transitioner brings host.last_seen up to date. */
 ALTER TABLE allot.host_resource ADD COLUMN asked_at timestamptz;
@@ -825,6 +901,7 @@ CREATE TABLE allot.transitioner_run (
     flops_estimates     bigint NOT NULL,
     credited            bigint NOT NULL,
     debts_folded        bigint NOT NULL,
+    hosts_seen          bigint NOT NULL,
     CONSTRAINT transitioner_run_slot_range CHECK (slot >= 0 AND slot < 100)
 ) WITH (fillfactor = 50);
 
@@ -845,6 +922,7 @@ COMMENT ON COLUMN allot.transitioner_run.flops_samples IS 'FLOPS-per-app-unit va
 COMMENT ON COLUMN allot.transitioner_run.flops_estimates IS 'Percentiles taken, each moving an app''s estimate';
 COMMENT ON COLUMN allot.transitioner_run.credited IS 'Validated jobs granted credit';
 COMMENT ON COLUMN allot.transitioner_run.debts_folded IS 'Debt rows folded (allot.fairness = debt)';
+COMMENT ON COLUMN allot.transitioner_run.hosts_seen IS 'Hosts whose last_seen it brought up to date';
 
 /* Settings as a view reads them.  In a session that has not loaded allot's
  * library a setting is a placeholder (set for the database or the role) or
@@ -1043,7 +1121,7 @@ CREATE VIEW allot.status_transitioner AS
 SELECT r.run, r.started_at, r.finished_at,
        extract(epoch FROM r.finished_at - r.started_at)::float8 * 1000 AS duration_ms,
        r.now_given, r.fairness, r.timed_out, r.expired_assignments, r.reports_read,
-       r.flops_samples, r.flops_estimates, r.credited, r.debts_folded
+       r.flops_samples, r.flops_estimates, r.credited, r.debts_folded, r.hosts_seen
   FROM allot.transitioner_run r
  ORDER BY r.run DESC;
 
@@ -1062,6 +1140,7 @@ COMMENT ON COLUMN allot.status_transitioner.flops_samples IS 'FLOPS-per-app-unit
 COMMENT ON COLUMN allot.status_transitioner.flops_estimates IS 'Percentiles taken';
 COMMENT ON COLUMN allot.status_transitioner.credited IS 'Jobs granted credit';
 COMMENT ON COLUMN allot.status_transitioner.debts_folded IS 'Debt rows folded';
+COMMENT ON COLUMN allot.status_transitioner.hosts_seen IS 'Hosts whose last_seen it brought up to date';
 
 /* The farm in one row. */
 CREATE VIEW allot.status_farm AS

@@ -4,22 +4,28 @@
  * One request is: take the host's lock (one request per host at a time)
  * and allot.assignment's write lock (allot_begin_host_request, entry.h),
  * and read the host with its current assignment under a snapshot taken
- * after them; take the active workloads from the backend cache;
- * run selection.c's steps over them, reading the usage of the surviving
- * candidates; choose; write the assignment, and the host row only when its
- * last workload changes or its last_seen is a minute old.  Nothing here
- * scans hosts or assignments:
+ * after them; take the active workloads from the backend cache; run
+ * selection.c's steps over them, reading the usage of the surviving
+ * candidates; choose; write the assignment.  Nothing here scans hosts or
+ * assignments:
  *
  *   usage(W) = allot.workload_usage row of W        (trigger-maintained)
  *            - counted assignments of W already past allot.assignment_ttl
  *            - the requester's own counted assignment, if on W
  *
- * The middle term is an index range scan over assignments that expired but
- * were not yet swept by expire_assignments(); it keeps the count exact at any
- * request without writing, so dispatch takes usage row locks in one statement
- * only (the assignment upsert, whose trigger locks at most two usage rows in
- * workload id order).  That ordering is what keeps concurrent requests free
- * of deadlocks.
+ * The middle term comes from the watch list (assignment_usage.c).  What a
+ * request writes:
+ *
+ *   a repeat       one UPDATE of its assignment's seen_at: a HOT update, no
+ *                  index or usage row touched (the usage trigger fires only
+ *                  when what the row contributes changes)
+ *   a switch       that UPDATE (its trigger moves the host's threads between
+ *                  two usage rows, in workload id order: no deadlocks), and
+ *                  host.last_workload_id
+ *   nothing fits   the assignment deleted, if there was one; nothing else
+ *
+ * host.last_seen is not written here: the transitioner brings it up to date
+ * from the assignments' seen_at and host_resource.asked_at.
  */
 #include "postgres.h"
 
@@ -49,7 +55,7 @@ typedef struct RequestHost
 	int64		id;
 	HostOffer	offer;
 	int64		last_workload_id;	/* 0: none */
-	TimestampTz last_seen;		/* 0: never */
+	bool		has_assignment; /* a row in allot.assignment, counted or not */
 	int64		assigned_workload;	/* 0: none, or not counted now */
 	int32		assigned_threads;
 	bool		assigned_focus;
@@ -69,115 +75,70 @@ typedef struct RequestSelection
 } RequestSelection;
 
 static SPIPlanPtr host_read_plan = NULL;
-static SPIPlanPtr usage_plan = NULL;
-static SPIPlanPtr oldest_plan = NULL;
-static SPIPlanPtr expired_plan_usage = NULL;
-static SPIPlanPtr assign_plan = NULL;
-static SPIPlanPtr host_seen_plan = NULL;
+static SPIPlanPtr update_plan = NULL;
+static SPIPlanPtr insert_plan = NULL;
+static SPIPlanPtr last_workload_plan = NULL;
 static SPIPlanPtr unassign_plan = NULL;
 static SPIPlanPtr heartbeat_plan = NULL;
+static SPIPlanPtr host_exists_plan = NULL;
 static SPIPlanPtr release_plan = NULL;
-static SPIPlanPtr expired_plan = NULL;
-static SPIPlanPtr expire_one_plan = NULL;
 
 #define HOST_QUERY \
 	"SELECT h.os, h.cpu_flags, h.tokens, h.focus, h.compilers," \
 	"       h.threads, coalesce(h.physical_cores, h.threads), h.sockets, h.syzygy_max," \
-	"       h.noisy, h.last_workload_id, h.last_seen," \
+	"       h.noisy, h.last_workload_id, a.host_id IS NOT NULL," \
 	"       a.workload_id, a.threads, a.focus, a.counted AND a.seen_at >= $2" \
 	"  FROM allot.host h LEFT JOIN allot.assignment a ON a.host_id = h.id" \
 	" WHERE h.id = $1"
-
-/* A host's last_seen is refreshed by assign_workload at most this often. */
-#define LAST_SEEN_RESOLUTION (60 * USECS_PER_SEC)
 
 static void
 prepare_plans(void)
 {
 	Oid			host_args[2] = {INT8OID, TIMESTAMPTZOID};
-	Oid			usage_args[2] = {INT8ARRAYOID, TIMESTAMPTZOID};
 	Oid			assign_args[5] = {INT8OID, INT8OID, INT4OID, BOOLOID, TIMESTAMPTZOID};
 	Oid			id_time[2] = {INT8OID, TIMESTAMPTZOID};
 	Oid			id_only[1] = {INT8OID};
-	Oid			time_only[1] = {TIMESTAMPTZOID};
-	Oid			host_seen_args[3] = {INT8OID, INT8OID, TIMESTAMPTZOID};
+	Oid			id_id[2] = {INT8OID, INT8OID};
 
 	if (host_read_plan != NULL)
 		return;
 
 	host_read_plan = allot_prepare(HOST_QUERY, 2, host_args);
 
-	usage_plan = allot_prepare(
-							   "SELECT workload_id, threads, focus_threads"
-							   "  FROM allot.workload_usage WHERE workload_id = ANY ($1)",
-							   1, usage_args);
-	/* The oldest counted assignment: the first entry of the expiry index. */
-	oldest_plan = allot_prepare(
-								"SELECT min(seen_at) FROM allot.assignment WHERE counted",
-								0, NULL);
-
 	/*
-	 * Counted assignments of the candidates that are past the TTL but not
-	 * yet swept.  Planned for each call: how many rows match depends on the
-	 * cutoff, and a generic plan would have to guess (and once guessed a
-	 * full scan of every assignment).
+	 * The assignment of a host that has one.  A repeat changes only seen_at
+	 * and counted, which no index holds: a HOT update.
 	 */
-	expired_plan_usage = SPI_prepare_cursor(
-											"SELECT workload_id,"
-											"       coalesce(sum(threads) FILTER (WHERE NOT focus), 0),"
-											"       coalesce(sum(threads) FILTER (WHERE focus), 0)"
-											"  FROM allot.assignment"
-											" WHERE counted AND seen_at < $2 AND workload_id = ANY ($1)"
-											" GROUP BY workload_id",
-											2, usage_args, CURSOR_OPT_CUSTOM_PLAN);
-	if (expired_plan_usage == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	SPI_keepplan(expired_plan_usage);
-
-	assign_plan = allot_prepare(
-						  "INSERT INTO allot.assignment AS a"
-						  "       (host_id, workload_id, threads, focus, assigned_at, seen_at, counted)"
-						  "VALUES ($1, $2, $3, $4, $5, $5, true)"
-						  "ON CONFLICT (host_id) DO UPDATE"
-						  "   SET workload_id = excluded.workload_id, threads = excluded.threads,"
-						  "       focus = excluded.focus, seen_at = excluded.seen_at, counted = true,"
-						  "       assigned_at = CASE WHEN a.workload_id = excluded.workload_id"
-						  "                          THEN a.assigned_at ELSE excluded.assigned_at END",
-						  5, assign_args);
-	host_seen_plan = allot_prepare(
-							 "UPDATE allot.host SET last_workload_id = $2, last_seen = $3 WHERE id = $1",
-							 3, host_seen_args);
-
+	update_plan = allot_prepare(
+								"UPDATE allot.assignment"
+								"   SET workload_id = $2, threads = $3, focus = $4, seen_at = $5,"
+								"       counted = true,"
+								"       assigned_at = CASE WHEN workload_id = $2 THEN assigned_at ELSE $5 END"
+								" WHERE host_id = $1",
+								5, assign_args);
+	insert_plan = allot_prepare(
+								"INSERT INTO allot.assignment"
+								"       (host_id, workload_id, threads, focus, assigned_at, seen_at, counted)"
+								"VALUES ($1, $2, $3, $4, $5, $5, true)",
+								5, assign_args);
+	last_workload_plan = allot_prepare(
+									   "UPDATE allot.host SET last_workload_id = $2 WHERE id = $1",
+									   2, id_id);
 	unassign_plan = allot_prepare(
-							"WITH a AS (DELETE FROM allot.assignment WHERE host_id = $1)"
-							"UPDATE allot.host SET last_seen = $2 WHERE id = $1",
-							2, id_time);
-
+								  "DELETE FROM allot.assignment WHERE host_id = $1",
+								  1, id_only);
 	heartbeat_plan = allot_prepare(
-							 "WITH a AS (UPDATE allot.assignment"
-							 "              SET seen_at = greatest(seen_at, $2), counted = true"
-							 "            WHERE host_id = $1 RETURNING 1)"
-							 "UPDATE allot.host SET last_seen = greatest(last_seen, $2) WHERE id = $1"
-							 " RETURNING (SELECT count(*) FROM a)",
-							 2, id_time);
-
+								   "UPDATE allot.assignment"
+								   "   SET seen_at = greatest(seen_at, $2), counted = true"
+								   " WHERE host_id = $1",
+								   2, id_time);
+	host_exists_plan = allot_prepare(
+									 "SELECT FROM allot.host WHERE id = $1",
+									 1, id_only);
 	release_plan = allot_prepare(
-						   "WITH a AS (DELETE FROM allot.assignment WHERE host_id = $1 RETURNING 1)"
-						   "SELECT (SELECT count(*) FROM a), EXISTS (SELECT FROM allot.host WHERE id = $1)",
-						   1, id_only);
-
-	/* Sweep in workload id order, like every other writer of usage rows. */
-	expired_plan = allot_prepare(
-						   "SELECT host_id FROM allot.assignment"
-						   " WHERE counted AND seen_at < $1"
-						   " ORDER BY workload_id, host_id LIMIT 1000"
-						   "   FOR UPDATE SKIP LOCKED",
-						   1, time_only);
-	expire_one_plan = allot_prepare(
-							  "UPDATE allot.assignment SET counted = false"
-							  " WHERE host_id = $1 AND counted AND seen_at < $2",
-							  2, id_time);
-
+								 "WITH a AS (DELETE FROM allot.assignment WHERE host_id = $1 RETURNING 1)"
+								 "SELECT (SELECT count(*) FROM a), EXISTS (SELECT FROM allot.host WHERE id = $1)",
+								 1, id_only);
 }
 
 /* A text[] column as a NameList in the current memory context. */
@@ -286,23 +247,13 @@ read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool fresh)
 	host->offer.syzygy_max = int4_column(t, d, 9, 0);
 	host->offer.noisy = bool_column(t, d, 10);
 	host->last_workload_id = int8_column(t, d, 11);
-	v = SPI_getbinval(t, d, 12, &isnull);
-	host->last_seen = isnull ? 0 : DatumGetTimestampTz(v);
+	host->has_assignment = bool_column(t, d, 12);
 	if (bool_column(t, d, 16))
 	{
 		host->assigned_workload = int8_column(t, d, 13);
 		host->assigned_threads = int4_column(t, d, 14, 0);
 		host->assigned_focus = bool_column(t, d, 15);
 	}
-}
-
-static int
-compare_int64(const void *a, const void *b)
-{
-	int64		x = *(const int64 *) a,
-				y = *(const int64 *) b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* The exclude argument as a sorted C array; NULL means none. */
@@ -334,97 +285,63 @@ exclude_list(FunctionCallInfo fcinfo, int argno, int *n)
 					 errmsg("exclude must not contain NULL (element %d)", i + 1)));
 		ids[i] = DatumGetInt64(elems[i]);
 	}
-	qsort(ids, *n, sizeof(int64), compare_int64);
+	qsort(ids, *n, sizeof(int64), allot_compare_int64);
 	return ids;
 }
 
 static bool
 excluded(const int64 *ids, int n, int64 id)
 {
-	return n > 0 && bsearch(&id, ids, n, sizeof(int64), compare_int64) != NULL;
-}
-
-/* Add rows of (workload, threads, focus threads), times sign, to the candidates. */
-static void
-add_usage(RequestSelection *rs, SPITupleTable *rows, uint64 nrows, int sign)
-{
-	for (uint64 r = 0; r < nrows; r++)
-	{
-		HeapTuple	t = rows->vals[r];
-		TupleDesc	d = rows->tupdesc;
-		int64		id = int8_column(t, d, 1);
-
-		/* Candidates are few; a linear match keeps this simple. */
-		for (int i = 0; i < rs->n; i++)
-			if (rs->cand[i].workload_id == id)
-			{
-				rs->cand[i].threads += sign * (double) int8_column(t, d, 2);
-				rs->cand[i].focus_threads += sign * (double) int8_column(t, d, 3);
-				break;
-			}
-	}
+	return n > 0 && bsearch(&id, ids, n, sizeof(int64), allot_compare_int64) != NULL;
 }
 
 /*
- * Fill counted threads of the candidates from workload_usage (step 2).  A
- * request that will write reads with a fresh snapshot, so that what
- * committed while it waited for its host's row lock is counted.
+ * Fill counted threads of the candidates (step 2).  A request that will
+ * write reads with a fresh snapshot, so that what committed while it
+ * waited for its locks is counted.
  */
 static void
 read_usage(RequestSelection *rs, const RequestHost *host, TimestampTz cutoff,
-		   bool read_only)
+		   bool writer)
 {
-	Datum	   *ids;
+	int64	   *ids = palloc(sizeof(int64) * (rs->n + 1));
+	double	   *threads,
+			   *focus_threads;
 	int			nids = 0;
-	Datum		args[2];
 
-	ids = palloc(sizeof(Datum) * (rs->n > 0 ? rs->n : 1));
 	for (int i = 0; i < rs->n; i++)
 	{
 		rs->cand[i].threads = 0;
 		rs->cand[i].focus_threads = 0;
 		if (rs->cand[i].status == CANDIDATE)
-			ids[nids++] = Int64GetDatum(rs->cand[i].workload_id);
+			ids[nids++] = rs->cand[i].workload_id;
 	}
 	if (nids == 0)
 		return;
+	qsort(ids, nids, sizeof(int64), allot_compare_int64);
+	threads = palloc0(sizeof(double) * nids);
+	focus_threads = palloc0(sizeof(double) * nids);
+	allot_assignment_usage(ids, nids, cutoff, writer, threads, focus_threads);
 
-	args[0] = PointerGetDatum(construct_array(ids, nids, INT8OID, 8,
-											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	args[1] = TimestampTzGetDatum(cutoff);
-	if (SPI_execute_plan(usage_plan, args, NULL, read_only, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read allot.workload_usage");
-	add_usage(rs, SPI_tuptable, SPI_processed, 1);
-
-	/*
-	 * Subtract what expired but was not swept yet: usually nothing, which
-	 * the expiry index tells in one or two buffers.
-	 */
-	if (SPI_execute_plan(oldest_plan, NULL, NULL, read_only, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read allot.assignment");
-	if (SPI_processed == 1)
+	for (int i = 0; i < rs->n; i++)
 	{
-		bool		isnull;
-		Datum		oldest = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		Candidate  *c = &rs->cand[i];
+		const int64 *hit;
 
-		if (!isnull && DatumGetTimestampTz(oldest) < cutoff)
+		if (c->status != CANDIDATE)
+			continue;
+		hit = bsearch(&c->workload_id, ids, nids, sizeof(int64), allot_compare_int64);
+		c->threads = threads[hit - ids];
+		c->focus_threads = focus_threads[hit - ids];
+		/* The requester itself never counts (step 2). */
+		if (c->workload_id == host->assigned_workload)
 		{
-			if (SPI_execute_plan(expired_plan_usage, args, NULL, read_only, 0) != SPI_OK_SELECT)
-				elog(ERROR, "could not read allot.assignment");
-			add_usage(rs, SPI_tuptable, SPI_processed, -1);
+			if (host->assigned_focus)
+				c->focus_threads -= host->assigned_threads;
+			else
+				c->threads -= host->assigned_threads;
 		}
 	}
-
-	/* The requester itself never counts (step 2). */
-	if (host->assigned_workload != 0)
-		for (int i = 0; i < rs->n; i++)
-			if (rs->cand[i].workload_id == host->assigned_workload)
-			{
-				if (host->assigned_focus)
-					rs->cand[i].focus_threads -= host->assigned_threads;
-				else
-					rs->cand[i].threads -= host->assigned_threads;
-			}
 }
 
 /*
@@ -519,12 +436,18 @@ select_for_host(RequestSelection *rs, const RequestHost *host,
 	rs->unfit = palloc0(sizeof(Unfit) * (cache->n_workloads + 1));
 	rs->unfit_engine = palloc0(sizeof(EngineNeeds *) * (cache->n_workloads + 1));
 
-	/* Step 1: capability. */
+	/*
+	 * Step 1: capability.  Workloads come by priority, highest first: once
+	 * one fits, a lower priority can never be a candidate, so a request stops
+	 * there (explain_assignment goes on: it says why of every workload).
+	 */
 	for (int i = 0; i < cache->n_workloads; i++)
 	{
 		const CachedWorkload *w = &cache->workloads[i];
 		Candidate  *c;
 
+		if (!read_only && rs->n > 0 && w->priority < rs->cand[0].priority)
+			break;
 		if (excluded(exclude, n_exclude, w->id))
 			rs->unfit[i] = UNFIT_EXCLUDED;
 		else
@@ -548,7 +471,7 @@ select_for_host(RequestSelection *rs, const RequestHost *host,
 	allot_refine_candidates(rs->cand, rs->n);
 
 	/* Step 2: threads on each candidate, or what replaces them over time. */
-	read_usage(rs, host, cutoff, read_only);
+	read_usage(rs, host, cutoff, !read_only);
 	if (mode != FAIRNESS_CURRENT)
 		read_credit(rs, now, mode);
 
@@ -628,10 +551,11 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 
 		if (rs.selection.chosen < 0)
 		{
-			Datum		args[2] = {Int64GetDatum(host_id), TimestampTzGetDatum(now)};
+			Datum		args[1] = {Int64GetDatum(host_id)};
 
 			/* Nothing fits: the host works on nothing, so it counts nowhere. */
-			if (SPI_execute_plan(unassign_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
+			if (host.has_assignment &&
+				SPI_execute_plan(unassign_plan, args, NULL, false, 0) != SPI_OK_DELETE)
 				elog(ERROR, "could not release the assignment of host %lld",
 					 (long long) host_id);
 		}
@@ -666,21 +590,18 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 
 				allot_add_credit(&c->workload_id, &cpu, &credit, 1, now, rs.fairness);
 			}
-			if (SPI_execute_plan(assign_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+			if (host.has_assignment
+				? SPI_execute_plan(update_plan, args, NULL, false, 0) != SPI_OK_UPDATE
+				: SPI_execute_plan(insert_plan, args, NULL, false, 0) != SPI_OK_INSERT)
 				elog(ERROR, "could not record the assignment of host %lld",
 					 (long long) host_id);
 
-			/*
-			 * The host row is written only when its last workload changes or
-			 * its last_seen is a minute old: a repeat then writes one row.
-			 */
-			if (host.last_workload_id != c->workload_id || host.last_seen == 0 ||
-				now - host.last_seen >= LAST_SEEN_RESOLUTION)
+			/* The host row is written only when its last workload changes. */
+			if (host.last_workload_id != c->workload_id)
 			{
-				Datum		hargs[3] = {Int64GetDatum(host_id),
-					Int64GetDatum(c->workload_id), TimestampTzGetDatum(now)};
+				Datum		hargs[2] = {Int64GetDatum(host_id), Int64GetDatum(c->workload_id)};
 
-				if (SPI_execute_plan(host_seen_plan, hargs, NULL, false, 0) != SPI_OK_UPDATE)
+				if (SPI_execute_plan(last_workload_plan, hargs, NULL, false, 0) != SPI_OK_UPDATE)
 					elog(ERROR, "could not update host %lld", (long long) host_id);
 			}
 
@@ -832,14 +753,17 @@ allot_explain_assignment(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(allot_heartbeat);
 
-/* heartbeat(host_id, now): the host is alive; its assignment counts again. */
+/*
+ * heartbeat(host_id, now): the host is alive; its assignment counts again.
+ * It writes the assignment only (a HOT update, as a repeat's): a host
+ * without one has nothing to keep counted.
+ */
 Datum
 allot_heartbeat(PG_FUNCTION_ARGS)
 {
 	int64		host_id;
 	Datum		args[2];
 	bool		has_assignment;
-	bool		isnull;
 
 	allot_check_settings();
 	allot_require_arg(fcinfo, 0, "host_id");
@@ -851,12 +775,13 @@ allot_heartbeat(PG_FUNCTION_ARGS)
 	prepare_plans();
 	/* In the order assign_workload takes them: host first, then its rows. */
 	allot_begin_host_request(host_id, "assignment");
-	if (SPI_execute_plan(heartbeat_plan, args, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+	if (SPI_execute_plan(heartbeat_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the heartbeat of host %lld", (long long) host_id);
-	if (SPI_processed == 0)
+	has_assignment = SPI_processed > 0;
+	if (!has_assignment &&
+		(SPI_execute_plan(host_exists_plan, args, NULL, false, 1) != SPI_OK_SELECT ||
+		 SPI_processed == 0))
 		allot_host_not_found(host_id);
-	has_assignment = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-												 SPI_tuptable->tupdesc, 1, &isnull)) > 0;
 	SPI_finish();
 	PG_RETURN_BOOL(has_assignment);
 }
@@ -889,47 +814,6 @@ allot_release_assignment(PG_FUNCTION_ARGS)
 		allot_host_not_found(host_id);
 	SPI_finish();
 	PG_RETURN_BOOL(had);
-}
-
-/*
- * Stop counting at most `limit` assignments whose host was not seen since
- * cutoff, in workload id order like every other writer of usage rows.  Rows
- * another session holds are skipped: that session is renewing or expiring
- * them.  The caller is connected to SPI.
- */
-int64
-allot_expire_assignments_upto(TimestampTz cutoff, int64 limit)
-{
-	Datum		args[2];
-	int64		expired = 0;
-
-	prepare_plans();
-	allot_lock_for_write("assignment");
-	args[1] = TimestampTzGetDatum(cutoff);
-	while (expired < limit)
-	{
-		SPITupleTable *batch;
-		uint64		n;
-
-		if (SPI_execute_plan(expired_plan, &args[1], NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read expired assignments");
-		n = SPI_processed;
-		if (n == 0)
-			break;
-		batch = SPI_tuptable;
-		for (uint64 i = 0; i < n && expired < limit; i++)
-		{
-			bool		isnull;
-
-			args[0] = SPI_getbinval(batch->vals[i], batch->tupdesc, 1, &isnull);
-			if (SPI_execute_plan(expire_one_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
-				elog(ERROR, "could not expire an assignment");
-			expired += (int64) SPI_processed;
-		}
-		SPI_freetuptable(batch);
-		CHECK_FOR_INTERRUPTS();
-	}
-	return expired;
 }
 
 PG_FUNCTION_INFO_V1(allot_expire_assignments);

@@ -172,3 +172,13 @@ allot_now_arg(FunctionCallInfo fcinfo, int argno)
 				 errhint("Leave now out: it defaults to the server's clock.")));
 	return now;
 }
+
+/* qsort/bsearch comparator of int64s (ids). */
+int
+allot_compare_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a,
+				y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y;
+}

@@ -87,12 +87,16 @@ prepare_plans(void)
 	 * Every outcome locks the app's row first, where only a success
 	 * updates it: reports then lock app before usage rows in any order of
 	 * outcomes, and two transactions that each report several jobs cannot
-	 * deadlock over an app and a usage row.
+	 * deadlock over an app and a usage row.  FOR UPDATE, not NO KEY UPDATE:
+	 * a key-share lock beside ours (an operator adding a version of the app)
+	 * would make the row's locker a MultiXact, and our update of a row so
+	 * locked would queue for the tuple lock that a waiting reporter holds,
+	 * while that reporter waits for us.
 	 */
 	accept_plan = allot_prepare(
 						  "WITH app AS ("
 						  "  SELECT a.id FROM allot.app a JOIN allot.app_version v ON v.app_id = a.id"
-						  "   WHERE v.id = $13 FOR NO KEY UPDATE OF a),"
+						  "   WHERE v.id = $13 FOR UPDATE OF a),"
 						  " j AS ("
 						  "  UPDATE allot.job"
 						  "     SET state = $9, returned_at = $7, outcome = $3,"

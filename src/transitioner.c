@@ -55,6 +55,7 @@ static SPIPlanPtr sampled_plan = NULL;
 static SPIPlanPtr credit_plan = NULL;
 static SPIPlanPtr validate_plan = NULL;
 static SPIPlanPtr fold_plan = NULL;
+static SPIPlanPtr last_seen_plan = NULL;
 static SPIPlanPtr record_plan = NULL;
 
 /* Runs kept in allot.transitioner_run; its CHECK on slot says the same. */
@@ -70,6 +71,7 @@ typedef struct TransitionerRun
 	int64		figures;
 	int64		credited;
 	int64		folded;
+	int64		hosts_seen;
 } TransitionerRun;
 
 static void
@@ -172,6 +174,7 @@ prepare_plans(void)
 							"UPDATE allot.job SET validated = $2, credit = CASE WHEN $2 THEN credit END"
 							" WHERE id = $1 AND state = 'done' RETURNING 1",
 							2, validate_args);
+
 }
 
 /* ---------------------------------------------------------------------------
@@ -475,9 +478,9 @@ count_result(SPIPlanPtr plan, Datum *args, int expected)
 static void
 record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 {
-	Oid			types[10] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID,
-	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
-	Datum		args[10];
+	Oid			types[11] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID,
+	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum		args[11];
 
 	if (!OidIsValid(get_relname_relid("transitioner_run", get_namespace_oid("allot", false))))
 		return;
@@ -486,9 +489,9 @@ record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 							"INSERT INTO allot.transitioner_run AS r"
 							"       (slot, run, started_at, finished_at, now_given, fairness,"
 							"        timed_out, expired_assignments, reports_read, flops_samples,"
-							"        flops_estimates, credited, debts_folded)"
+							"        flops_estimates, credited, debts_folded, hosts_seen)"
 							"SELECT n % " CppAsString2(TRANSITIONER_RUNS_KEPT) ", n, $1, $2, $3,"
-							"       current_setting('allot.fairness'), $4, $5, $6, $7, $8, $9, $10"
+							"       current_setting('allot.fairness'), $4, $5, $6, $7, $8, $9, $10, $11"
 							"  FROM nextval('allot.transitioner_run_seq') n "
 							"ON CONFLICT (slot) DO UPDATE"
 							"   SET run = excluded.run, started_at = excluded.started_at,"
@@ -498,8 +501,9 @@ record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 							"       reports_read = excluded.reports_read,"
 							"       flops_samples = excluded.flops_samples,"
 							"       flops_estimates = excluded.flops_estimates,"
-							"       credited = excluded.credited, debts_folded = excluded.debts_folded",
-							10, types);
+							"       credited = excluded.credited, debts_folded = excluded.debts_folded,"
+							"       hosts_seen = excluded.hosts_seen",
+							11, types);
 	args[0] = TimestampTzGetDatum(started);
 	args[1] = TimestampTzGetDatum(GetCurrentTimestamp());
 	args[2] = TimestampTzGetDatum(now);
@@ -510,6 +514,7 @@ record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 	args[7] = Int64GetDatum(r->figures);
 	args[8] = Int64GetDatum(r->credited);
 	args[9] = Int64GetDatum(r->folded);
+	args[10] = Int64GetDatum(r->hosts_seen);
 	if (SPI_execute_plan(record_plan, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the transitioner run");
 }
@@ -563,16 +568,43 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 	args[0] = Int32GetDatum(allot_transitioner_batch);
 	r.credited = count_result(credit_plan, args, SPI_OK_UPDATE);
 
+	/*
+	 * host.last_seen, to the minute, from what requests write instead of the
+	 * host row since 0.5.0 (assignment.seen_at, host_resource.asked_at):
+	 * requests stay one-row writes, and this runs once a minute.
+	 */
+	if (OidIsValid(get_relname_relid("assignment_horizon", get_namespace_oid("allot", false))))
+	{
+		Oid			limit[1] = {INT4OID};
+
+		if (last_seen_plan == NULL)
+			last_seen_plan = allot_prepare(
+									   "WITH seen AS ("
+									   "  SELECT s.host_id, max(s.seen) AS seen"
+									   "    FROM (SELECT host_id, seen_at AS seen FROM allot.assignment"
+									   "          UNION ALL"
+									   "          SELECT host_id, asked_at FROM allot.host_resource"
+									   "           WHERE asked_at IS NOT NULL) s"
+									   "   GROUP BY s.host_id),"
+									   " stale AS ("
+									   "  SELECT h.id, seen.seen FROM seen JOIN allot.host h ON h.id = seen.host_id"
+									   "   WHERE h.last_seen IS NULL OR h.last_seen <= seen.seen - interval '1 minute'"
+									   "   ORDER BY h.id LIMIT $1 FOR NO KEY UPDATE OF h SKIP LOCKED)"
+									   "UPDATE allot.host h SET last_seen = stale.seen FROM stale WHERE h.id = stale.id",
+									   1, limit);
+		r.hosts_seen = count_result(last_seen_plan, args, SPI_OK_UPDATE);
+	}
+
 	record_run(started, now, &r);
 
 	SPI_finish();
 	json = psprintf("{\"timed_out\": %lld, \"expired_assignments\": %lld,"
 					" \"reports_read\": %lld, \"flops_samples\": %lld,"
 					" \"flops_estimates\": %lld, \"credited\": %lld,"
-					" \"debts_folded\": %lld}",
+					" \"debts_folded\": %lld, \"hosts_seen\": %lld}",
 					(long long) r.timed_out, (long long) r.expired, (long long) r.jobs_read,
 					(long long) r.samples, (long long) r.figures, (long long) r.credited,
-					(long long) r.folded);
+					(long long) r.folded, (long long) r.hosts_seen);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
 }
 

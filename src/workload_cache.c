@@ -228,7 +228,7 @@ load_job_side(void)
 	MemoryContext old;
 	int			n;
 
-	if (SPI_execute_plan(resources_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(resources_plan, NULL, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.resource");
 	old = MemoryContextSwitchTo(cache_context);
 	n = (int) SPI_processed;
@@ -243,7 +243,7 @@ load_job_side(void)
 	cache.n_resources = n;
 	MemoryContextSwitchTo(old);
 
-	if (SPI_execute_plan(apps_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(apps_plan, NULL, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.app");
 	old = MemoryContextSwitchTo(cache_context);
 	n = (int) SPI_processed;
@@ -265,7 +265,7 @@ load_job_side(void)
 	}
 	MemoryContextSwitchTo(old);
 
-	if (SPI_execute_plan(versions_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(versions_plan, NULL, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.app_version");
 	old = MemoryContextSwitchTo(cache_context);
 	n = (int) SPI_processed;
@@ -329,7 +329,12 @@ engines_plan_for_schema(void)
 	return engines_plan_single;
 }
 
-/* Read the tables; the caller is connected to SPI. */
+/*
+ * Read the tables; the caller is connected to SPI.  Each read takes a fresh
+ * snapshot: a request builds the cache after waiting for its locks
+ * (entry.h), and must see what an operator committed meanwhile, not what
+ * its statement's snapshot saw before it waited.
+ */
 static void
 cache_build(void)
 {
@@ -378,7 +383,7 @@ cache_build(void)
 		MemoryContextReset(cache_context);
 	memset(&cache, 0, sizeof(cache));
 
-	if (SPI_execute_plan(engines_plan_for_schema(), NULL, NULL, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(engines_plan_for_schema(), NULL, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.engine");
 	old = MemoryContextSwitchTo(cache_context);
 	n_engines = (int) SPI_processed;
@@ -401,7 +406,7 @@ cache_build(void)
 	if (OidIsValid(app_relid))
 		load_job_side();
 
-	if (SPI_execute_plan(workloads_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(workloads_plan, NULL, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.workload");
 	old = MemoryContextSwitchTo(cache_context);
 	n = (int) SPI_processed;

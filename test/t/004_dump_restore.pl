@@ -176,6 +176,8 @@ GRANT EXECUTE ON FUNCTION allot.request_work(bigint, jsonb, timestamptz, bigint)
 });
 
 # Each table, as sorted text rows; and the grants in schema allot.
+# allot.assignment_horizon and allot.assignment_watch are left out: they are
+# derived, rebuilt from the assignments when a request needs them.
 # allot.transitioner_run is left out: it logs this server's transitioner
 # runs with wall-clock times, and is not dumped.
 sub snapshot
@@ -186,7 +188,7 @@ sub snapshot
 	  $node->safe_psql($db,
 		q{SELECT relname FROM pg_class
 		   WHERE relnamespace = 'allot'::regnamespace AND relkind IN ('r', 'p')
-		     AND relname <> 'transitioner_run'
+		     AND relname NOT IN ('transitioner_run', 'assignment_horizon', 'assignment_watch')
 		   ORDER BY 1});
 	for my $table (@tables)
 	{

@@ -426,11 +426,11 @@ $node->start;
 is($status, 200, 'the database is back: the same request gets 200');
 
 # ---------------------------------------------------------------------------
-# Graceful shutdown.  A heartbeat of host 1 waits on a row lock held by
-# another session; SIGTERM arrives while it is in flight.
+# Graceful shutdown.  A heartbeat of host 1 waits for host 1's lock, held by
+# another session's open heartbeat; SIGTERM arrives while it is in flight.
 
 my $locker = $node->background_psql('postgres');
-$locker->query_safe('BEGIN; SELECT 1 FROM allot.host WHERE id = 1 FOR UPDATE;');
+$locker->query_safe('BEGIN; SELECT allot.heartbeat(1);');
 
 my $inflight_file = "$webdir/inflight";
 my $child = fork() // die "fork: $!";
@@ -459,7 +459,7 @@ if ($child == 0)
                           WHERE usename = 'web' AND wait_event_type = 'Lock'}) eq 't';
 		sleep 0.05 unless $waiting;
 	}
-	ok($waiting, 'the heartbeat waits on the row lock') or die 'no request in flight';
+	ok($waiting, 'the heartbeat waits for the host\'s lock') or die 'no request in flight';
 }
 
 kill 'TERM', $server_pid;

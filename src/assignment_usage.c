@@ -1,0 +1,365 @@
+/*
+ * assignment_usage.c: what the assignments of some workloads count for now,
+ * read exactly, and the sweep of those that lapsed (seed 000 step 2).
+ *
+ * An assignment counts while its host was seen within allot.assignment_ttl.
+ * allot.workload_usage sums the rows marked counted (usage.c's trigger);
+ * an assignment whose host went quiet stays marked until a sweep unmarks
+ * it, so a request subtracts the lapsed ones itself:
+ *
+ *   usage(W, cutoff) = workload_usage(W)
+ *                    - counted assignments of W seen before cutoff
+ *
+ * No index on seen_at finds the second term: a host's every request moves
+ * seen_at, and an index on it would make every such update a non-HOT one,
+ * with index entries to insert and dead ones for every later scan to step
+ * over.  Instead allot keeps a watch list:
+ *
+ *   allot.assignment_horizon  one row: a generation, and watched_below
+ *   allot.assignment_watch    for the current generation, every assignment
+ *                             that was counted and seen before
+ *                             watched_below when the list was built
+ *
+ * A host seen since has a later seen_at in its row, so a watched entry is
+ * only a suspect: the request checks it against the assignment.  While a
+ * request's cutoff is at or below watched_below, the lapsed assignments are
+ * exactly the watched ones still counted and seen before the cutoff: an
+ * index range over the list, about as long as the hosts that went quiet
+ * and were not swept yet.  When the cutoff passes it, the list is rebuilt
+ * with one scan of allot.assignment, watched_below now set WATCH_AHEAD
+ * past the cutoff, and a new generation number, so that no scan of the
+ * list ever steps over the entries of an older one.  A rebuilder claims the
+ * horizon row without waiting (SKIP LOCKED); a request that finds it
+ * claimed, or that only reads (explain_assignment), counts the lapsed rows
+ * with a scan of the assignments instead, as do schemas older than 0.5.0.
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "entry.h"
+
+/*
+ * How far past the cutoff a rebuilt list watches: the list holds the hosts
+ * quiet for more than assignment_ttl minus this, and is rebuilt at most
+ * this often, in the farm's time.
+ */
+static TimestampTz
+watch_ahead(void)
+{
+	int64		secs = Min(Max(allot_assignment_ttl / 4, 1), 30);
+
+	return (TimestampTz) secs * USECS_PER_SEC;
+}
+
+static SPIPlanPtr usage_only_plan = NULL;
+static SPIPlanPtr lapsed_scan_plan = NULL;
+static SPIPlanPtr scan_sweep_plan = NULL;
+static SPIPlanPtr expire_one_plan = NULL;
+static SPIPlanPtr usage_plan = NULL;
+static SPIPlanPtr claim_plan = NULL;
+static SPIPlanPtr reaches_plan = NULL;
+static SPIPlanPtr rebuild_plan = NULL;
+static SPIPlanPtr sweep_plan = NULL;
+
+/*
+ * Is there a watch list?  Not in a schema older than 0.5.0, which the same
+ * library serves: there, an index on seen_at finds the lapsed rows.
+ */
+static bool
+has_watch(void)
+{
+	return OidIsValid(get_relname_relid("assignment_horizon",
+										get_namespace_oid("allot", false)));
+}
+
+/* Plans over what every schema has. */
+static void
+prepare_common_plans(void)
+{
+	Oid			ids_time[2] = {INT8ARRAYOID, TIMESTAMPTZOID};
+	Oid			time_only[1] = {TIMESTAMPTZOID};
+	Oid			id_time[2] = {INT8OID, TIMESTAMPTZOID};
+
+	if (usage_only_plan != NULL)
+		return;
+	usage_only_plan = allot_prepare(
+									"SELECT 0, u.workload_id, u.threads::float8, u.focus_threads::float8,"
+									"       NULL::timestamptz"
+									"  FROM allot.workload_usage u WHERE u.workload_id = ANY ($1)",
+									2, ids_time);
+	/* The lapsed rows the long way: a reader past the horizon, older schemas. */
+	lapsed_scan_plan = allot_prepare(
+									 "SELECT 1, workload_id,"
+									 "       coalesce(sum(threads) FILTER (WHERE NOT focus), 0)::float8,"
+									 "       coalesce(sum(threads) FILTER (WHERE focus), 0)::float8,"
+									 "       NULL::timestamptz"
+									 "  FROM allot.assignment"
+									 " WHERE counted AND seen_at < $2 AND workload_id = ANY ($1)"
+									 " GROUP BY workload_id",
+									 2, ids_time);
+	/* Sweeps go in workload id order, like every other writer of usage rows. */
+	scan_sweep_plan = allot_prepare(
+									"SELECT host_id FROM allot.assignment"
+									" WHERE counted AND seen_at < $1"
+									" ORDER BY workload_id, host_id LIMIT 1000"
+									"   FOR UPDATE SKIP LOCKED",
+									1, time_only);
+	expire_one_plan = allot_prepare(
+									"UPDATE allot.assignment SET counted = false"
+									" WHERE host_id = $1 AND counted AND seen_at < $2",
+									2, id_time);
+}
+
+/* Plans over the watch list (0.5.0 and later). */
+static void
+prepare_watch_plans(void)
+{
+	Oid			ids_time[2] = {INT8ARRAYOID, TIMESTAMPTZOID};
+	Oid			time_only[1] = {TIMESTAMPTZOID};
+
+	if (usage_plan != NULL)
+		return;
+
+	/*
+	 * In one statement: the usage rows of the workloads (kind 0), and the
+	 * lapsed counted assignments among the watched ones, per workload (kind
+	 * 1), with the horizon (one kind 1 row at least: without lapsed ones,
+	 * its workload is NULL).  A cutoff past the horizon joins no watched
+	 * row: the caller sees the horizon and rebuilds.
+	 */
+	usage_plan = allot_prepare(
+							   "SELECT 0, u.workload_id, u.threads::float8, u.focus_threads::float8,"
+							   "       NULL::timestamptz"
+							   "  FROM allot.workload_usage u WHERE u.workload_id = ANY ($1)"
+							   " UNION ALL "
+							   "SELECT 1, a.workload_id,"
+							   "       coalesce(sum(a.threads) FILTER (WHERE NOT a.focus), 0)::float8,"
+							   "       coalesce(sum(a.threads) FILTER (WHERE a.focus), 0)::float8,"
+							   "       h.watched_below"
+							   "  FROM allot.assignment_horizon h"
+							   "  LEFT JOIN allot.assignment_watch w"
+							   "         ON w.generation = h.generation AND w.seen_at < $2"
+							   "        AND $2 <= h.watched_below"
+							   "  LEFT JOIN allot.assignment a"
+							   "         ON a.host_id = w.host_id AND a.counted AND a.seen_at < $2"
+							   "        AND a.workload_id = ANY ($1)"
+							   " GROUP BY h.watched_below, a.workload_id",
+							   2, ids_time);
+
+	reaches_plan = allot_prepare(
+								 "SELECT FROM allot.assignment_horizon WHERE watched_below >= $1",
+								 1, time_only);
+
+	/*
+	 * Rebuilding the list is claimed by locking the horizon row, without
+	 * waiting: a request does not wait for another's transaction to end.
+	 */
+	claim_plan = allot_prepare(
+							   "SELECT FROM allot.assignment_horizon"
+							   " WHERE watched_below < $1 FOR UPDATE SKIP LOCKED",
+							   1, time_only);
+	/* Rebuild the list, watching below $1. */
+	rebuild_plan = allot_prepare(
+								 "WITH h AS ("
+								 "  UPDATE allot.assignment_horizon"
+								 "     SET generation = generation + 1, watched_below = $1"
+								 "  RETURNING generation),"
+								 " old AS ("
+								 "  DELETE FROM allot.assignment_watch w USING h"
+								 "   WHERE w.generation < h.generation)"
+								 "INSERT INTO allot.assignment_watch (generation, host_id, seen_at)"
+								 "SELECT h.generation, a.host_id, a.seen_at"
+								 "  FROM h, allot.assignment a"
+								 " WHERE a.counted AND a.seen_at < $1",
+								 1, time_only);
+
+	sweep_plan = allot_prepare(
+							   "SELECT a.host_id"
+							   "  FROM allot.assignment_horizon h"
+							   "  JOIN allot.assignment_watch w"
+							   "    ON w.generation = h.generation AND w.seen_at < $1"
+							   "  JOIN allot.assignment a"
+							   "    ON a.host_id = w.host_id AND a.counted AND a.seen_at < $1"
+							   " ORDER BY a.workload_id, a.host_id LIMIT 1000"
+							   "   FOR UPDATE OF a SKIP LOCKED",
+							   1, time_only);
+}
+
+/*
+ * Rebuild the watch list for this cutoff, unless it reaches it already or
+ * another transaction is rebuilding it now; returns whether this one did
+ * (and then sees the new list).  Otherwise the caller counts the long way.
+ */
+static bool
+rebuild_watch(TimestampTz cutoff)
+{
+	Datum		args[2] = {TimestampTzGetDatum(cutoff),
+	TimestampTzGetDatum(cutoff + watch_ahead())};
+
+	if (SPI_execute_plan(claim_plan, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.assignment_horizon");
+	if (SPI_processed == 0)
+		return false;
+	if (SPI_execute_plan(rebuild_plan, &args[1], NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not rebuild allot.assignment_watch");
+	return true;
+}
+
+/* Does the watch list, as this transaction sees it, reach this cutoff? */
+static bool
+watch_reaches(TimestampTz cutoff)
+{
+	Datum		args[1] = {TimestampTzGetDatum(cutoff)};
+
+	if (SPI_execute_plan(reaches_plan, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.assignment_horizon");
+	return SPI_processed == 1;
+}
+
+/*
+ * Add the rows just read to threads[] and focus_threads[] (kind 0 adds,
+ * kind 1 subtracts); returns the horizon a kind 1 row carried, if any.
+ */
+static TimestampTz
+add_rows(const int64 *ids, int n, double *threads, double *focus_threads)
+{
+	TimestampTz horizon = DT_NOBEGIN;
+
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[r];
+		TupleDesc	d = SPI_tuptable->tupdesc;
+		bool		isnull;
+		int			kind = DatumGetInt32(SPI_getbinval(t, d, 1, &isnull));
+		Datum		h = SPI_getbinval(t, d, 5, &isnull);
+		Datum		id;
+		int64		want;
+		const int64 *hit;
+
+		if (!isnull)
+			horizon = DatumGetTimestampTz(h);
+		id = SPI_getbinval(t, d, 2, &isnull);
+		if (isnull)
+			continue;			/* the horizon row of a list without lapsed rows */
+		want = DatumGetInt64(id);
+		hit = bsearch(&want, ids, n, sizeof(int64), allot_compare_int64);
+		if (hit == NULL)
+			continue;
+		threads[hit - ids] += (kind == 0 ? 1 : -1) *
+			DatumGetFloat8(SPI_getbinval(t, d, 3, &isnull));
+		focus_threads[hit - ids] += (kind == 0 ? 1 : -1) *
+			DatumGetFloat8(SPI_getbinval(t, d, 4, &isnull));
+	}
+	return horizon;
+}
+
+static void
+read_rows(SPIPlanPtr plan, Datum *args, bool fresh, const int64 *ids, int n,
+		  double *threads, double *focus_threads, TimestampTz *horizon)
+{
+	TimestampTz h;
+
+	if (SPI_execute_plan(plan, args, NULL, !fresh, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.workload_usage");
+	h = add_rows(ids, n, threads, focus_threads);
+	if (horizon != NULL)
+		*horizon = h;
+}
+
+/*
+ * The counted threads and focus threads of the workloads ids[0..n) (sorted)
+ * at this cutoff, into threads[] and focus_threads[] (zeroed by the caller).
+ * A writer, which is about to write anyway, rebuilds the watch list when the
+ * cutoff has passed it; a reader scans instead.  The caller is connected to
+ * SPI; a writer reads with a fresh snapshot.
+ */
+void
+allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
+					   double *threads, double *focus_threads)
+{
+	Datum	   *d = palloc(sizeof(Datum) * (n + 1));
+	Datum		args[2];
+	TimestampTz horizon;
+
+	if (n == 0)
+		return;
+	for (int i = 0; i < n; i++)
+		d[i] = Int64GetDatum(ids[i]);
+	args[0] = PointerGetDatum(construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[1] = TimestampTzGetDatum(cutoff);
+
+	prepare_common_plans();
+	if (has_watch())
+	{
+		prepare_watch_plans();
+		read_rows(usage_plan, args, writer, ids, n, threads, focus_threads, &horizon);
+		if (cutoff <= horizon)
+			return;
+		/* The list does not reach this cutoff: start again without it. */
+		memset(threads, 0, sizeof(double) * n);
+		memset(focus_threads, 0, sizeof(double) * n);
+		if (writer && rebuild_watch(cutoff))
+		{
+			read_rows(usage_plan, args, true, ids, n, threads, focus_threads, NULL);
+			return;
+		}
+	}
+	read_rows(usage_only_plan, args, writer, ids, n, threads, focus_threads, NULL);
+	read_rows(lapsed_scan_plan, args, writer, ids, n, threads, focus_threads, NULL);
+}
+
+/*
+ * Stop counting at most `limit` assignments whose host was not seen since
+ * cutoff, in workload id order like every other writer of usage rows.  Rows
+ * another session holds are skipped: that session is renewing or expiring
+ * them.  The caller is connected to SPI.
+ */
+int64
+allot_expire_assignments_upto(TimestampTz cutoff, int64 limit)
+{
+	Datum		args[2];
+	int64		expired = 0;
+	SPIPlanPtr	find;
+
+	allot_lock_for_write("assignment");
+	prepare_common_plans();
+	find = scan_sweep_plan;
+	if (has_watch())
+	{
+		prepare_watch_plans();
+		if (watch_reaches(cutoff) || rebuild_watch(cutoff))
+			find = sweep_plan;
+	}
+	args[1] = TimestampTzGetDatum(cutoff);
+	while (expired < limit)
+	{
+		SPITupleTable *batch;
+		uint64		n;
+
+		if (SPI_execute_plan(find, &args[1], NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read expired assignments");
+		n = SPI_processed;
+		if (n == 0)
+			break;
+		batch = SPI_tuptable;
+		for (uint64 i = 0; i < n && expired < limit; i++)
+		{
+			bool		isnull;
+
+			args[0] = SPI_getbinval(batch->vals[i], batch->tupdesc, 1, &isnull);
+			if (SPI_execute_plan(expire_one_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
+				elog(ERROR, "could not expire an assignment");
+			expired += (int64) SPI_processed;
+		}
+		SPI_freetuptable(batch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return expired;
+}
