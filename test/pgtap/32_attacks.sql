@@ -33,7 +33,7 @@
 -- login roles and the operator's schema are dropped by the rollback.  The
 -- web login always uses the server's clock (its `now` must be near it).
 BEGIN;
-SELECT plan(77);
+SELECT plan(78);
 
 -- ---------------------------------------------------------------------------
 -- Fixture.  The operator's policy is written down explicitly (the defaults),
@@ -400,6 +400,17 @@ SELECT is_empty($$
      WHERE c.relnamespace = 'allot'::regnamespace AND c.relkind IN ('r', 'p')
        AND pg_temp.attempt(format(v, c.oid::regclass)) <> '42501'$$,
     'operator: no trigger, rule, policy, index, column or owner can be put on an allot table, none truncated or dropped');
+-- Every view of allot (the status views).
+SELECT is_empty($$
+    SELECT format('%s: %s', c.oid::regclass, v) FROM pg_class c,
+           unnest(ARRAY['CREATE OR REPLACE VIEW %s AS SELECT allot_att_opsch.now()',
+                        'CREATE RULE evil AS ON INSERT TO %s DO INSTEAD SELECT allot_att_opsch.now()',
+                        'CREATE TRIGGER evil INSTEAD OF INSERT ON %s FOR EACH ROW EXECUTE FUNCTION allot_att_opsch.evil_trigger()',
+                        'ALTER VIEW %s OWNER TO allot_att_op', 'ALTER VIEW %s SET (security_invoker = true)',
+                        'ALTER VIEW %s RENAME TO evil', 'DROP VIEW %s CASCADE']) v
+     WHERE c.relnamespace = 'allot'::regnamespace AND c.relkind = 'v'
+       AND pg_temp.attempt(format(v, c.oid::regclass)) <> '42501'$$,
+    'operator: no allot view can be replaced, re-owned, renamed or dropped, nor given rules or triggers');
 SELECT is_empty($$
     SELECT v FROM unnest(ARRAY[
         'CREATE TABLE allot.evil (x int)',
