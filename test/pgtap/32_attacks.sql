@@ -104,10 +104,11 @@ SELECT is_empty($$SELECT name FROM pg_settings WHERE name LIKE 'allot.%'
 SELECT is_empty($$SELECT name FROM pg_settings WHERE name LIKE 'allot.%'
                      AND has_parameter_privilege('allot_web', name, 'SET')$$,
                 'allot_web may SET no allot.* setting');
-SELECT is((SELECT count(*)::int FROM pg_shdepend d JOIN pg_roles r ON r.oid = d.refobjid
-            WHERE r.rolname = 'allot_admin' AND d.deptype = 'o'
-              AND d.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())),
-          0, 'allot_admin owns no object in this database');
+SELECT is_empty($$
+    SELECT r.rolname, d.classid::regclass, d.objid FROM pg_shdepend d JOIN pg_roles r ON r.oid = d.refobjid
+     WHERE r.rolname IN ('allot_web', 'allot_admin', 'allot_monitor') AND d.deptype = 'o'
+       AND d.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())$$,
+    'allot_web, allot_admin and allot_monitor own no object in this database');
 SELECT is_empty($$
     SELECT t.tgname FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
       JOIN pg_class c ON c.oid = t.tgrelid
