@@ -32,7 +32,7 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initi
 
 # pg_regress: behaviour with exact expected output
 REGRESS = upgrade setup assign_examples capability selection_rules concurrency_settings \
-	expiry dispatch seed003 transitioner fairness
+	expiry dispatch seed003 transitioner fairness robust_estimates
 # isolation: concurrent sessions
 ISOLATION = assign_concurrent dispatch_concurrent lock_order
 

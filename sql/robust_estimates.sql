@@ -1,0 +1,134 @@
+-- Hosts lie (issue 10, item 4): no one report may move an app's estimates
+-- or credit by more than a small bounded factor, and an app whose estimates
+-- exceed every deadline is still probed so that it can recover.  Everything
+-- goes through request_work, report_job, estimate_job and run_transitioner,
+-- in virtual time from 2026-01-01 00:00 UTC.  Every host has 1 GFLOPS CPUs;
+-- estimates start from allot.default_seconds_per_app_unit = 3600 s, and a
+-- job predicts 1 app unit.
+--
+-- The rule (src/estimate.c): a report's app units are counted within twice
+-- the app's mean ratio of actual to predicted units (1 before any report);
+-- the job keeps what is counted, allot.job_report what was claimed; a
+-- report's raw FLOPS count at most the job's peak.
+SELECT reset_farm();
+SET allot.default_seconds_per_app_unit = 3600;
+SET allot.flops_sample_size = 21;
+
+-- Apps 1 to 4, each with one CPU version (11, 21, 31, 41) and one job
+-- workload of the same id with 40 jobs.  Workloads 1 to 3 have a 3-day delay
+-- bound (259,200 s); workload 4 has 30 minutes, shorter than any estimate.
+INSERT INTO allot.app (id, name) VALUES (1, 'new'), (2, 'lied-to'), (3, 'honest'), (4, 'slow');
+INSERT INTO allot.app_version (id, app_id, resource, ncpus)
+SELECT 10 * g + 1, g, 'cpu', 1 FROM generate_series(1, 4) g;
+INSERT INTO allot.workload (id, engine, app_id, delay_bound)
+SELECT g, 'E' || g, g, CASE WHEN g = 4 THEN interval '30 minutes' ELSE interval '3 days' END
+  FROM generate_series(1, 4) g;
+INSERT INTO allot.job (workload_id) SELECT w FROM generate_series(1, 4) w, generate_series(1, 40);
+INSERT INTO allot.host (id, os, threads, cpu_flops) VALUES
+    (1, 'Linux', 1, 1e9), (2, 'Linux', 1, 1e9), (3, 'Linux', 64, 1e9), (4, 'Linux', 1, 1e9),
+    (5, 'Linux', 4, 1e9), (6, 'Linux', 4, 1e9), (7, 'Linux', 4, 1e9);
+
+-- One request of host h for n CPU instances of workload w only: how many
+-- jobs, and the resource's status.
+CREATE FUNCTION ask(h bigint, w bigint, n float8, at timestamptz, delay float8 DEFAULT 0)
+RETURNS TABLE (jobs int, status text) LANGUAGE sql AS $$
+    SELECT jsonb_array_length(r -> 'jobs'), r -> 'resources' -> 'cpu' ->> 'status'
+      FROM allot.request_work(h,
+               jsonb_build_object(
+                   'resources', jsonb_build_object('cpu', jsonb_build_object(
+                       'req_instances', n, 'estimated_delay', delay)),
+                   'exclude', (SELECT jsonb_agg(id) FROM allot.workload WHERE id <> w)),
+               at, 1) r
+$$;
+-- The estimate for host h of workload w's next unsent job.
+CREATE FUNCTION est(h bigint, w bigint) RETURNS TABLE (est_secs float8, bound_secs float8)
+LANGUAGE sql AS $$
+    SELECT round(e.est_secs::numeric, 1)::float8, round(e.bound_secs::numeric, 1)::float8
+      FROM allot.estimate_job(h, (SELECT min(id) FROM allot.job
+                                   WHERE workload_id = w AND state = 'unsent')) e
+$$;
+
+-- 1. The first report of a new app claims 100 app units for an hour's run
+--    (predicted 1) and 1e20 FLOPS.  Before any report the mean ratio is 1,
+--    so it counts as 2 app units, and its FLOPS as the job's peak, 1e9.
+--    Other hosts' estimates double, 3600 -> 7200 s (estimate and bound:
+--    one report has no deviation), still within the delay bound; before
+--    the rule they became 360,000 s, beyond it, and no host got a job.
+SELECT * FROM ask(1, 1, 1, '2026-01-01 00:00');
+SELECT * FROM est(2, 1);
+SELECT id AS first_job FROM allot.job WHERE host_id = 1 \gset
+SELECT allot.report_job(1, :first_job, 'success', 100, 3600, 1e20, '2026-01-01 01:00') ->> 'state' AS state;
+SELECT j.app_units AS counted, r.app_units AS claimed,
+       j.raw_flops_per_sec AS counted_flops, r.raw_flops_per_sec AS claimed_flops
+  FROM allot.job j JOIN allot.job_report r ON r.job_id = j.id WHERE j.id = :first_job;
+SELECT n_reports, actual_au_mean, au_ratio_mean FROM allot.app WHERE id = 1;
+SELECT * FROM est(2, 1);
+SELECT * FROM ask(2, 1, 1, '2026-01-01 01:00');
+
+-- 2. After 20 honest reports (1 app unit, an hour), one report claims 100.
+--    Counted as 2 (twice the mean ratio 1): the ratio's mean becomes
+--    22/21 = 1.047619, its sample variance (20 (1/21)^2 + (20/21)^2) / 20
+--    = 1/21, stdev 0.218218, so the estimate's factor is
+--    1.047619 + 2 x 0.218218 = 1.484055: 3600 -> 5342.6 s, less than 1.5x
+--    (counted as claimed it would be 48.9x); the bound's, with 4 deviations,
+--    1.920491: 6913.8 s.  App 3 gets 21 honest reports.
+SELECT * FROM ask(3, 2, 21, '2026-01-01 00:00');
+SELECT * FROM ask(3, 3, 21, '2026-01-01 00:00');
+SELECT count(*) FILTER (WHERE allot.report_job(3, id, 'success', 1, 3600, NULL, '2026-01-01 01:00')
+                                 ->> 'state' = 'done') AS honest_reports
+  FROM (SELECT id FROM allot.job WHERE host_id = 3 AND workload_id = 2 ORDER BY id LIMIT 20) j;
+SELECT * FROM est(4, 2);
+SELECT max(id) AS lie FROM allot.job WHERE host_id = 3 AND workload_id = 2 \gset
+SELECT allot.report_job(3, :lie, 'success', 100, 3600, NULL, '2026-01-01 01:00') ->> 'state' AS state;
+SELECT count(*) FILTER (WHERE j.app_units = r.app_units) AS counted_as_claimed,
+       count(*) FILTER (WHERE j.app_units <> r.app_units) AS bounded,
+       max(j.app_units) AS largest_counted
+  FROM allot.job j JOIN allot.job_report r ON r.job_id = j.id WHERE j.workload_id = 2;
+SELECT * FROM est(4, 2);
+SELECT count(*) FILTER (WHERE allot.report_job(3, id, 'success', 1, 3600, NULL, '2026-01-01 01:00')
+                                 ->> 'state' = 'done') AS honest_reports
+  FROM (SELECT id FROM allot.job WHERE host_id = 3 AND workload_id = 3) j;
+
+-- 3. Credit.  With flops_sample_size 21 the transitioner makes each app's
+--    FLOPS per app unit from its 21 reports: the 5th percentile is the 2nd
+--    smallest of elapsed x raw FLOPS / counted app units, 3.6e12 for both
+--    (the lie's 3600 x 1e9 / 2 = 1.8e12 is the smallest).  A validated job
+--    earns actual_au_mean x est_flops_per_au / 4.32e11: 8.3333 for the
+--    honest app, 22/21 of it, 8.7302, for the lied-to one (before the rule:
+--    120/21 of it, 47.6190).
+SELECT allot.run_transitioner('2026-01-01 02:00') ->> 'flops_estimates' AS flops_estimates;
+SELECT id, est_flops_per_au FROM allot.app WHERE id IN (2, 3) ORDER BY id;
+SELECT allot.validate_job(min(id), true) FROM allot.job WHERE workload_id IN (2, 3) AND state = 'done'
+ GROUP BY workload_id ORDER BY workload_id;
+SELECT allot.run_transitioner('2026-01-01 02:01') ->> 'credited' AS credited;
+SELECT workload_id, round(credit::numeric, 4) AS credit FROM allot.job
+ WHERE credit IS NOT NULL ORDER BY workload_id;
+SELECT round((max(credit) FILTER (WHERE workload_id = 2) /
+              max(credit) FILTER (WHERE workload_id = 3))::numeric, 4) AS lied_to_over_honest
+  FROM allot.job WHERE credit IS NOT NULL;
+
+-- 4. A probe.  Workload 4's jobs are estimated at 3600 s on every host,
+--    over its 30-minute delay bound.  An idle resource still gets one job
+--    when the workload has none in progress: host 7, whose request says its
+--    CPUs are busy for 600 s, gets none; host 5, idle, gets one; while it
+--    runs, neither host 6 nor host 5 gets another.  Host 5 reports it: an
+--    honest minute.  With flops_sample_size 1 the transitioner makes the
+--    app's figure 60 s x 1e9 / 1 = 6e10 FLOPs per app unit, so every host's
+--    estimate is 60 s, and dispatch is normal again: 4 jobs each.
+SET allot.flops_sample_size = 1;
+SELECT * FROM est(6, 4);
+SELECT * FROM ask(7, 4, 4, '2026-01-01 03:00', 600);
+SELECT * FROM ask(5, 4, 4, '2026-01-01 03:00');
+SELECT * FROM ask(6, 4, 4, '2026-01-01 03:01');
+SELECT * FROM ask(5, 4, 4, '2026-01-01 03:01');
+SELECT id AS probe FROM allot.job WHERE workload_id = 4 AND state = 'in_progress' \gset
+SELECT allot.report_job(5, :probe, 'success', 1, 60, NULL, '2026-01-01 03:02') ->> 'state' AS state;
+SELECT allot.run_transitioner('2026-01-01 03:03') ->> 'flops_estimates' AS flops_estimates;
+SELECT est_flops_per_au FROM allot.app WHERE id = 4;
+SELECT * FROM est(6, 4);
+SELECT * FROM ask(6, 4, 4, '2026-01-01 03:04');
+SELECT * FROM ask(5, 4, 4, '2026-01-01 03:04');
+SELECT * FROM allot.check_invariants();
+
+RESET allot.flops_sample_size;
+RESET allot.default_seconds_per_app_unit;
