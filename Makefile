@@ -34,7 +34,8 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initi
 REGRESS = upgrade setup assign_examples capability selection_rules concurrency_settings \
 	expiry dispatch seed003 transitioner fairness robust_estimates
 # isolation: concurrent sessions
-ISOLATION = assign_concurrent dispatch_concurrent lock_order
+ISOLATION = assign_concurrent dispatch_concurrent lock_order \
+	heartbeat_assign fold_concurrent operator_edits
 
 # Both get a throwaway cluster with pg_cron preloaded (test/regress.conf).
 REGRESS_OPTS   = --temp-instance=tmp_check --temp-config=test/regress.conf
