@@ -81,6 +81,12 @@ AS $$
                      pg_catalog.power(0.5::double precision,
                                       (age_secs OPERATOR(pg_catalog./) half_life_secs)) END
 $$;
+CREATE OR REPLACE FUNCTION allot.job_mflops(peak_flops_per_sec double precision) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT coalesce(pg_catalog.round(peak_flops_per_sec OPERATOR(pg_catalog./)
+                                     1e6::double precision)::bigint, 0)
+$$;
 
 /* Operator edits that take away what a request may be using wait for the
  * requests in flight and hold new ones back until they commit: every
@@ -1446,6 +1452,19 @@ COMMENT ON COLUMN allot.workload_credit.debt IS
     'Long-term debt as of the last fold (0 for the most owed, negative below), in rec''s unit';
 COMMENT ON COLUMN allot.workload_credit.sent IS
     'Credit handed out since the last fold, in rec''s unit';
+
+/* Every job in progress has a deadline.  0.4.0 sent the jobs of a workload
+ * without delay_bound with none; they get the deadline 0.5.0 would have
+ * given them, so that the transitioner times them out if their host is
+ * gone.  The library is loaded by now (this script creates C functions), so
+ * pg_settings holds the operator's allot.default_delay_bound, in seconds. */
+UPDATE allot.job j
+   SET deadline = coalesce(j.sent_at, pg_catalog.now()) + coalesce(w.delay_bound,
+           pg_catalog.make_interval(secs => coalesce(
+               (SELECT s.setting::double precision FROM pg_catalog.pg_settings s
+                 WHERE s.name = 'allot.default_delay_bound'), 604800)))
+  FROM allot.workload w
+ WHERE j.workload_id = w.id AND j.state = 'in_progress' AND j.deadline IS NULL;
 
 /* ---------------------------------------------------------------------------
  * Ownership and grants (keep this section last): every SECURITY DEFINER

@@ -242,7 +242,7 @@ pick_one(Dispatch *d, int r, Candidate *cand, int *index, int *version, int *eng
 		p->deadline = d->now + (TimestampTz) (delay_bound(j->w) * USECS_PER_SEC);
 		p->app_id = j->app->id;
 		p->est_flops_per_au = j->app->est_flops_per_au;
-		p->credit = est * peak;
+		p->credit = allot_sent_credit(est, peak, delay_bound(j->w));
 
 		/* The job counts at once for the next pick of this request. */
 		j->mflops += rint(peak / 1e6);

@@ -42,6 +42,24 @@ allot_counted_app_units(double app_units, double predicted_app_units,
 	return ratio * predicted_app_units;
 }
 
+/*
+ * The credit a job counts for the moment it is sent (fairness = recent or
+ * debt): its estimate times the peak FLOPS it runs at, the estimate taken at
+ * most as the delay bound.  A job whose estimate exceeds its bound is sent
+ * only as a probe (to an idle resource of a workload with nothing in
+ * progress), and its estimate then follows whatever seconds per app unit
+ * the client stated; without the cap one request could write credit enough
+ * to starve its workload for months.  A job cannot run longer than its
+ * bound and be counted, so the cap takes nothing from an honest one.
+ */
+double
+allot_sent_credit(double est_secs, double peak_flops, double bound_secs)
+{
+	if (!(est_secs <= bound_secs))		/* NaN included */
+		est_secs = bound_secs;
+	return est_secs * peak_flops;
+}
+
 /* Sample standard deviation from a Welford accumulator; 0 below 2 samples. */
 double
 allot_stdev(int64_t n, double m2)

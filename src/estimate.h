@@ -45,6 +45,8 @@ typedef struct EstimateInput
 
 extern double allot_counted_app_units(double app_units, double predicted_app_units,
 									  const AppStats *stats);
+extern double allot_sent_credit(double est_secs, double peak_flops,
+								double bound_secs);
 extern double allot_stdev(int64_t n, double m2);
 extern double allot_app_unit_factor(const AppStats *stats, double x);
 extern double allot_seconds_per_app_unit(const EstimateInput *in);

@@ -6,10 +6,10 @@
 -- a job whose estimate exceeds its delay bound is not sent, so one job was
 -- worth at most delay_bound x peak.  The probe (a job sent to an idle
 -- resource whatever its estimate, while its workload has none in progress)
--- lifts that bound: one request stating 1e10 s per app unit writes 1e19 of
--- credit, 2.8 million times an honest job's 3.6e12, and starves the
+-- lifted that bound: one request stating 1e10 s per app unit wrote 1e19 of
+-- credit, 2.8 million times an honest job's 3.6e12, and starved the
 -- workload for some 21 half-lives of REC (7 months at 10 days), or for good
--- under debt.
+-- under debt.  Now a sent job counts its estimate capped at the delay bound.
 --
 -- Runs as a superuser in a fresh database with pgtap and allot created.
 BEGIN;

@@ -1,9 +1,10 @@
 -- Every job in progress has a deadline, also after an upgrade (issue 10,
 -- item 7).  allot 0.4.0 sent the jobs of a workload without delay_bound
--- with no deadline; 0.5.0 sends them with sent_at + allot.default_delay_bound,
--- but the jobs 0.4.0 already sent keep none, and run_transitioner, which
--- times out jobs whose deadline has passed, never times them out: a host
--- that vanished before the upgrade holds them for ever.
+-- with no deadline; 0.5.0 sends them with sent_at + allot.default_delay_bound.
+-- Had the jobs 0.4.0 already sent kept none, run_transitioner, which times
+-- out jobs whose deadline has passed, would never time them out: a host
+-- that vanished before the upgrade would hold them for ever.  The update
+-- script gives them the deadline 0.5.0 would have.
 --
 -- Runs as a superuser in a fresh database with pgtap and allot created; it
 -- reinstalls allot at 0.4.0 (one C library serves every version) and

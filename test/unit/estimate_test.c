@@ -1,0 +1,119 @@
+/*
+ * estimate_test.c: unit tests of src/estimate.c (run-time estimates, the
+ * clamp on reported app units, the credit a sent job counts for), without
+ * PostgreSQL.  Prints TAP.  Build and run: make -C test/unit (or
+ * test/unit/run.sh).
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "estimate.h"
+
+static bool
+near(double got, double want)
+{
+	double		scale = fabs(want) > 1 ? fabs(want) : 1;
+
+	return got == want || fabs(got - want) <= 1e-12 * scale;
+}
+
+/* Before any report, the prediction itself is the mean: claims within x2. */
+static bool
+t_clamp_no_history(void)
+{
+	AppStats	none = {0};
+
+	return near(allot_counted_app_units(150, 100, &none), 150) &&
+		near(allot_counted_app_units(150, 100, NULL), 150) &&
+		near(allot_counted_app_units(1e12, 100, &none), 200) &&
+		near(allot_counted_app_units(1, 100, &none), 50) &&
+		near(allot_counted_app_units(0, 100, &none), 50);
+}
+
+/* With history, the band is centred on the app's mean ratio. */
+static bool
+t_clamp_around_mean(void)
+{
+	AppStats	s = {.n = 10, .au_ratio_mean = 3};
+
+	return near(allot_counted_app_units(300, 100, &s), 300) &&	/* on the mean */
+		near(allot_counted_app_units(600, 100, &s), 600) &&	/* at the edge */
+		near(allot_counted_app_units(601, 100, &s), 600) &&
+		near(allot_counted_app_units(100, 100, &s), 150);
+}
+
+/* The sent credit: estimate x peak, the estimate at most the bound. */
+static bool
+t_sent_credit(void)
+{
+	return near(allot_sent_credit(3600, 1e9, 86400), 3.6e12) &&
+		near(allot_sent_credit(86400, 1e9, 86400), 8.64e13) &&
+		near(allot_sent_credit(1e19, 1e9, 259200), 2.592e14) &&
+		near(allot_sent_credit(INFINITY, 1e9, 259200), 2.592e14) &&
+		near(allot_sent_credit(NAN, 1e9, 259200), 2.592e14);
+}
+
+/* The fallback chain: own figure, then FLOPs over peak, then the default. */
+static bool
+t_seconds_per_app_unit(void)
+{
+	EstimateInput own = {.seconds_per_app_unit = 7, .est_flops_per_au = 1e9,
+	.peak_flops = 1e9, .predicted_app_units = 1, .default_seconds_per_app_unit = 60};
+	EstimateInput flops = own;
+	EstimateInput dflt = own;
+
+	flops.seconds_per_app_unit = 0;
+	dflt.seconds_per_app_unit = 0;
+	dflt.est_flops_per_au = 0;
+	return near(allot_seconds_per_app_unit(&own), 7) &&
+		near(allot_seconds_per_app_unit(&flops), 1) &&
+		near(allot_seconds_per_app_unit(&dflt), 60);
+}
+
+/* Estimate and bound: 2 and 4 standard deviations above the mean ratio. */
+static bool
+t_estimate_and_bound(void)
+{
+	/* ratios 1 and 3: mean 2, m2 2, stdev sqrt(2) */
+	AppStats	s = {.n = 2, .actual_au_mean = 200, .predicted_au_mean = 100,
+	.au_ratio_mean = 2, .au_ratio_m2 = 2};
+	EstimateInput in = {.seconds_per_app_unit = 10, .predicted_app_units = 5};
+	double		est,
+				bound;
+
+	allot_estimate(&in, &s, &est, &bound);
+	return near(est, 50 * (2 + 2 * sqrt(2))) && near(bound, 50 * (2 + 4 * sqrt(2))) &&
+		near(allot_stdev(1, 5), 0) && near(allot_stdev(3, -1), 0);
+}
+
+static const struct
+{
+	const char *name;
+	bool		(*fn) (void);
+}			tests[] =
+{
+	{"reported app units: x2 band around the prediction before any report", t_clamp_no_history},
+	{"reported app units: x2 band around the app's mean ratio", t_clamp_around_mean},
+	{"sent credit: estimate capped at the delay bound, NaN and inf too", t_sent_credit},
+	{"seconds per app unit: own figure, FLOPs over peak, default", t_seconds_per_app_unit},
+	{"estimate and bound: X = 2 and 4 standard deviations", t_estimate_and_bound},
+};
+
+int
+main(void)
+{
+	int			n = (int) (sizeof(tests) / sizeof(tests[0]));
+	int			failed = 0;
+
+	printf("1..%d\n", n);
+	for (int i = 0; i < n; i++)
+	{
+		bool		good = tests[i].fn();
+
+		printf("%s %d - %s\n", good ? "ok" : "not ok", i + 1, tests[i].name);
+		if (!good)
+			failed++;
+	}
+	return failed == 0 ? 0 : 1;
+}
