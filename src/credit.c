@@ -79,13 +79,13 @@ fold_lock_tag(LOCKTAG *tag)
 						 (uint32) ALLOT_FOLD_LOCK_KEY2, 2);
 }
 
-bool
-allot_try_lock_fold(void)
+void
+allot_lock_fold(void)
 {
 	LOCKTAG		tag;
 
 	fold_lock_tag(&tag);
-	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
 int

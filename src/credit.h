@@ -29,17 +29,21 @@ extern int	allot_read_credit(const WorkloadCache *cache, const int64 *ids, int n
 
 /*
  * Debts are folded by one transaction at a time, while no request adds to
- * them: the fold takes this lock exclusively (allot_try_lock_fold, or
- * allot.fold_debts itself), requests that add credit under debt share it.
- * A second transitioner does not wait for the first's fold, it skips its
- * own; a request waits for a fold in progress before it touches a credit
- * row, so the two never hold each other's rows.  Keys (1634495599,
+ * them: the fold takes this lock exclusively (allot_lock_fold, or
+ * allot.fold_debts itself) and keeps it to its commit, requests that add
+ * credit under debt share it.  A fold waits for the requests in progress
+ * and the requests after it wait for the fold's transaction (the lock
+ * manager queues them behind it, so a busy farm cannot starve the fold); a
+ * second transitioner folds after the first commits.  A request takes the
+ * lock before it touches a credit row, and the fold holds nothing a
+ * request waits for when it asks for it, so the two never wait for each
+ * other in a circle.  Keys (1634495599,
  * 1684366964), "allo" "debt", in pg_advisory_xact_lock's (int4, int4) space.
  */
 #define ALLOT_FOLD_LOCK_KEY1 1634495599
 #define ALLOT_FOLD_LOCK_KEY2 1684366964
 
-extern bool allot_try_lock_fold(void);
+extern void allot_lock_fold(void);
 
 /* Add credit handed out at now: to rec under recent, to sent under debt. */
 extern void allot_add_credit(const int64 *workload_ids, const char *const *resources,

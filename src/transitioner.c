@@ -542,13 +542,15 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 	/*
 	 * Debts first: the fold locks credit rows, which requests lock before
 	 * their usage rows; folding after the steps below, which hold usage
-	 * rows, could deadlock with them.  A fold in progress elsewhere does
-	 * this round's too.
+	 * rows, could deadlock with them.  The fold lock is taken first: the
+	 * requests of this moment finish, the later ones wait for this
+	 * transaction, and so does another transitioner (credit.h).
 	 */
-	if (allot_fairness_mode() == FAIRNESS_DEBT && allot_try_lock_fold())
+	if (allot_fairness_mode() == FAIRNESS_DEBT)
 	{
 		Oid			fold_args[1] = {TIMESTAMPTZOID};
 
+		allot_lock_fold();
 		if (fold_plan == NULL)
 			fold_plan = allot_prepare("SELECT allot.fold_debts($1)", 1, fold_args);
 		args[0] = TimestampTzGetDatum(now);
