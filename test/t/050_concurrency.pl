@@ -122,6 +122,10 @@ my %edit_refusals = (
 	# (2BP01).
 	'delete version' => \@in_use,
 	'delete host' => \@in_use,
+	# Deleting a job workload with jobs in progress: its hosts would report
+	# jobs that no longer exist, so allot refuses (55000) until they are
+	# reported or timed out.
+	'delete job workload' => ['55000'],
 	# Adding jobs to a workload that another edit deleted meanwhile.
 	'add jobs' => ['23503']);
 
