@@ -27,6 +27,7 @@ const log = (line) => console.log(`${new Date().toISOString()} ${line}`);
 const port = envInt('PORT', 8080);
 const host = process.env.HOST || '127.0.0.1';
 const maxBodyBytes = envInt('MAX_BODY_BYTES', 64 * 1024);
+const authCacheSize = envInt('AUTH_CACHE_SIZE', 100000);
 const shutdownGraceMs = envInt('SHUTDOWN_GRACE_MS', 10000);
 
 const pool = new Pool({
@@ -39,7 +40,7 @@ const pool = new Pool({
 // without a listener its 'error' event would end the process.
 pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
 
-const { handle, stopKeepAlive } = makeHandler(pool, { maxBodyBytes, log });
+const { handle, stopKeepAlive } = makeHandler(pool, { maxBodyBytes, log, authCacheSize });
 // requestTimeout also bounds how long an oversized body may take to be read
 const server = http.createServer({ requestTimeout: 30000, headersTimeout: 10000 }, handle);
 
