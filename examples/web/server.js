@@ -7,6 +7,9 @@
 //
 // The database connection comes from the standard PG* variables (PGHOST,
 // PGPORT, PGDATABASE, PGUSER, PGPASSWORD, PGAPPNAME), read by the pg package.
+// Hosts authenticate with keys (auth.js; README.md, "Host keys"): the
+// database needs setup.sql, and AUTH_CACHE_SIZE bounds the verified keys
+// the server remembers.
 
 const http = require('node:http');
 const { Pool } = require('pg');
