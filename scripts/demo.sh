@@ -10,7 +10,7 @@
 #   --keep         leave the cluster running, with an empty database farm for
 #                  the README's walk-through; print the export line that
 #                  connects to it and the command that stops it
-#   --no-emulator  leave out the fleet emulator (3 to 4 of the 4 minutes)
+#   --no-emulator  leave out the fleet emulator (4 to 5 minutes of it)
 #   --no-build     use the allot already installed (test/t/040_readme.pl)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,9 +36,9 @@ done
 # What to expect, as measured on the project's 2-core VM (README "The two
 # commands in detail"); installing missing packages comes on top, once.
 if [ "$EMULATOR" = 1 ]; then
-    say "the demo takes about 4 minutes: building 10 s, the SQL demo 10 s, the fleet emulator 3 to 4 minutes"
+    say "the demo takes 4 to 5 minutes: building 5 s, the SQL demo 10 s, the fleet emulator 4 to 5 minutes"
 else
-    say "the demo takes about 20 seconds: building 10 s, the SQL demo 10 s"
+    say "the demo takes about 15 seconds: building 5 s, the SQL demo 10 s"
 fi
 started=$SECONDS
 elapsed() { printf '%dm%02ds' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)); }
@@ -68,7 +68,7 @@ psql -X -q -v ON_ERROR_STOP=1 -d "$DEMO_DB" -f examples/demo.sql || rc=$?
 if [ "$EMULATOR" = 1 ]; then
     EMU_SCENARIO=emulator/scenarios/fleet_week.scn
     EMU_OUT=emulator/out/demo-$(date +%Y%m%d-%H%M%S)
-    say "fleet emulator: $EMU_SCENARIO, 3 to 4 minutes, a progress line per virtual 10% ($(elapsed) so far)"
+    say "fleet emulator: $EMU_SCENARIO, 4 to 5 minutes, a progress line per virtual 10% ($(elapsed) so far)"
     emu_rc=0
     { make -s -C emulator BUILD="$DEMO_DIR/emulator" PG_CONFIG="$PG_CONFIG" &&
       createdb allot_emulate &&
