@@ -29,7 +29,7 @@ CLUSTER_PORT=${ALLOT_PGPORT:-5432}
 # unshare and nsenter are util-linux's).
 APT_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
               postgresql-15-cron libtap-parser-sourcehandler-pgtap-perl
-              libipc-run-perl libpq-dev make gcc chromium
+              libipc-run-perl libpq-dev make gcc curl chromium
               boinc-client libboinc-app-dev iproute2 util-linux)
 
 say() { printf '==> %s\n' "$*"; }
@@ -116,14 +116,25 @@ ensure_node() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm </dev/null || return 1
 }
 
-# make clean; make; make install (the latter as root).  Written with explicit
-# error checks so that it also works inside `if ! build_and_install`.
+# make clean; make; make install (the latter as root).  Their output goes to
+# a log, shown (its last lines) only when something fails: a reader of the
+# demo or the test command wants the progress, not the compiler's command
+# lines.  Written with explicit error checks so that it also works inside
+# `if ! build_and_install`.
 build_and_install() {
-    say "building allot"
-    make -s clean PG_CONFIG="$PG_CONFIG" >/dev/null || return 1
-    make -j"$(nproc)" PG_CONFIG="$PG_CONFIG" || return 1
-    say "installing allot"
-    as_root make install PG_CONFIG="$PG_CONFIG" || return 1
+    local log rc=0
+    log=$(mktemp "${TMPDIR:-/tmp}/allot-build.XXXXXX") || return 1
+    say "building and installing allot (output in $log)"
+    { make -s clean PG_CONFIG="$PG_CONFIG" &&
+      make -j"$(nproc)" PG_CONFIG="$PG_CONFIG" &&
+      as_root make install PG_CONFIG="$PG_CONFIG"; } >"$log" 2>&1 </dev/null || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        printf 'error: build or install failed (exit %s); the last 40 lines of %s:\n' \
+            "$rc" "$log" >&2
+        tail -n 40 "$log" >&2
+        return "$rc"
+    fi
+    rm -f "$log"
 }
 
 # ---------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 #   (a) make installcheck: pg_regress tests (REGRESS) and isolation specs
 #       (ISOLATION), each in its own --temp-instance (see Makefile)
 #   (b) pgTAP: test/pgtap/*.sql, each in a fresh database of a throwaway cluster
-#   (c) Perl TAP: test/t/*.pl with prove, if any exist
+#   (c) Perl TAP: test/t/*.pl with prove, if any exist; a file that passes
+#       but writes to stderr (a warning) counts as failed
 # All stages run even if an earlier one fails.  The last line is
 # "N passed, N failed" (one per pg_regress test, isolation spec, pgTAP file and
 # TAP file); the exit status is non-zero if anything failed.
@@ -116,7 +117,7 @@ run_pgtap() {
 # PostgreSQL::Test::Cluster, so run them as the cluster user, from test/ in
 # the scratch copy (tmp_check/ and its logs land in test/tmp_check).
 run_tap() {
-    local files=(test/t/*.pl) f rc log failed_files=()
+    local files=(test/t/*.pl) f rc log errlog failed_files=()
     if [ ${#files[@]} -eq 0 ]; then
         say "TAP: no files in test/t"
         return 0
@@ -129,12 +130,23 @@ run_tap() {
     for f in "${files[@]}"; do
         say "TAP: $f"
         rc=0
+        errlog="$WORK/tap-stderr.log"
         run_limited "$STAGE_TIMEOUT" "" "${CLUSTER_USER_PREFIX[@]}" \
             env -C "$COPY/test" -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
             TESTDIR="$COPY/test" TMPDIR="$WORK/tmp" \
             PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
             PERL5LIB="$PGXS_DIR/src/test/perl${PERL5LIB:+:$PERL5LIB}" \
-            prove "${f#test/}" || rc=$?
+            prove "${f#test/}" 2>"$errlog" || rc=$?
+        # A test that passes says nothing on stderr: a warning there (Perl's,
+        # node's, a tool's) is a defect to fix, not noise to get used to.
+        if [ -s "$errlog" ]; then
+            echo "----- $f wrote to stderr -----"
+            cat "$errlog"
+            if [ "$rc" -eq 0 ]; then
+                echo "$f: failed: it passed but wrote to stderr"
+                rc=1
+            fi
+        fi
         if [ "$rc" -eq 0 ]; then
             PASSED=$((PASSED + 1))
         else

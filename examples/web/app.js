@@ -1,10 +1,12 @@
 'use strict';
 // The HTTP side of allot's example web layer: one POST endpoint per allot
-// call, JSON in and out.  Each request runs exactly one parameterised SQL
-// statement, in its own transaction, and allot decides everything inside it;
-// this file only checks the shape of the input and maps errors to statuses.
+// call, JSON in and out.  Each request is authenticated as the host it names
+// (auth.js), then runs exactly one parameterised SQL call of allot, in its
+// own transaction, and allot decides everything inside it; this file only
+// checks the shape of the input and maps errors to statuses.
 
 const { DatabaseError } = require('pg');
+const { bearerKey, makeAuthenticator } = require('./auth');
 
 // An error the web layer answers itself.  sqlstate is the code PostgreSQL
 // uses for the same condition, so that a client reads one field whoever
@@ -19,6 +21,16 @@ class HttpError extends Error {
 }
 
 const badValue = (message) => new HttpError(400, message, '22023');
+
+// 401 with a WWW-Authenticate challenge (RFC 6750).  An unknown host and a
+// wrong key get the same answer, so the reply tells nothing about which
+// hosts exist.
+const REALM = 'Bearer realm="allot"';
+const noKey = () => new HttpError(401,
+  'every endpoint needs the host\'s key: Authorization: Bearer <key>', '28000',
+  { 'WWW-Authenticate': REALM });
+const wrongKey = (hostId) => new HttpError(401, `the key is not the one issued to host ${hostId}`,
+  '28P01', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
 
 // SQLSTATEs worth one more try: the statement was rolled back whole, so
 // running it again is safe (README "Calling allot from a web layer").
@@ -68,12 +80,12 @@ function optionalNumber(body, field) {
 const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // ----------------------------------------------------------------------------
-// Endpoints.  Each takes the parsed body and returns the reply as JSON text;
-// allot's jsonb replies are passed through as text, so no number is rounded.
+// Endpoints.  Each takes the parsed body and the host id it was authenticated
+// for, and returns the reply as JSON text; allot's jsonb replies are passed
+// through as text, so no number is rounded.
 
 // OpenBench "get workload": the fairest workload this host can run now.
-async function workload(db, body) {
-  const hostId = positiveId(body.host_id, 'host_id');
+async function workload(db, body, hostId) {
   const exclude = body.exclude ?? [];
   if (!Array.isArray(exclude)) throw badValue(`exclude must be an array of workload ids, not ${show(exclude)}`);
   const ids = exclude.map((id, i) => positiveId(id, `exclude[${i}]`));
@@ -85,22 +97,19 @@ async function workload(db, body) {
 }
 
 // The host is still working on its assignment.
-async function heartbeat(db, body) {
-  const hostId = positiveId(body.host_id, 'host_id');
+async function heartbeat(db, body, hostId) {
   const { rows } = await db('SELECT allot.heartbeat($1) AS assigned', [hostId]);
   return JSON.stringify({ assigned: rows[0].assigned });
 }
 
 // The host stops working: its assignment no longer counts.
-async function release(db, body) {
-  const hostId = positiveId(body.host_id, 'host_id');
+async function release(db, body, hostId) {
   const { rows } = await db('SELECT allot.release_assignment($1) AS released', [hostId]);
   return JSON.stringify({ released: rows[0].released });
 }
 
 // BOINC scheduler request: jobs for the seconds or instances asked for.
-async function requestWork(db, body) {
-  const hostId = positiveId(body.host_id, 'host_id');
+async function requestWork(db, body, hostId) {
   if (!isObject(body.request)) throw badValue(`request must be a JSON object, not ${show(body.request)}`);
   const { rows } = await db('SELECT allot.request_work($1, $2::jsonb)::text AS reply',
     [hostId, JSON.stringify(body.request)]);
@@ -111,8 +120,8 @@ async function requestWork(db, body) {
 // own defaults, so they are passed by name and only when given.
 const REPORT_FIGURES = ['app_units', 'elapsed_secs', 'raw_flops_per_sec'];
 
-async function report(db, body) {
-  const params = [positiveId(body.host_id, 'host_id'), positiveId(body.job_id, 'job_id')];
+async function report(db, body, hostId) {
+  const params = [hostId, positiveId(body.job_id, 'job_id')];
   if (typeof body.outcome !== 'string') throw badValue(`outcome must be a string, not ${show(body.outcome)}`);
   params.push(body.outcome);
   const args = ['$1', '$2', '$3'];
@@ -199,7 +208,8 @@ function errorReply(err, log) {
 // makeHandler(pool, options) returns the 'request' listener of an HTTP
 // server, and stopKeepAlive(), which makes every later reply close its
 // connection: in a graceful shutdown no client keeps a connection open.
-function makeHandler(pool, { maxBodyBytes, log }) {
+// authCacheSize is how many verified keys are remembered (auth.js).
+function makeHandler(pool, { maxBodyBytes, log, authCacheSize }) {
   let closing = false;
 
   async function db(sql, params) {
@@ -229,24 +239,35 @@ function makeHandler(pool, { maxBodyBytes, log }) {
     res.end(body);
   }
 
+  const verify = makeAuthenticator(db, { cacheSize: authCacheSize });
+
   async function handle(req, res) {
     const started = process.hrtime.bigint();
     const path = req.url.split('?', 1)[0];
+    let who = '';
     try {
       const endpoint = ROUTES.get(path);
       if (endpoint === undefined) throw new HttpError(404, `no endpoint ${show(path)}`);
       if (req.method !== 'POST') {
         throw new HttpError(405, `${path} takes POST, not ${req.method}`, null, { Allow: 'POST' });
       }
-      const body = parseJson(await readBody(req, maxBodyBytes));
-      send(res, 200, await endpoint(db, body));
+      const bytes = await readBody(req, maxBodyBytes);
+      // Who is asking, before anything else of the body is looked at.
+      const key = bearerKey(req);
+      if (key === null) throw noKey();
+      const body = parseJson(bytes);
+      const hostId = positiveId(body.host_id, 'host_id');
+      const how = await verify(hostId, key);
+      who = ` host ${hostId} (key ${how ?? 'refused'})`;
+      if (how === null) throw wrongKey(hostId);
+      send(res, 200, await endpoint(db, body, hostId));
     } catch (err) {
       const { status, headers, body } = errorReply(err, log);
       if (res.headersSent) res.destroy();   // failed mid-reply: nothing sane to add
       else send(res, status, JSON.stringify(body), headers);
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    log(`${req.method} ${path} ${res.statusCode} ${ms.toFixed(1)} ms`);
+    log(`${req.method} ${path} ${res.statusCode} ${ms.toFixed(1)} ms${who}`);
   }
 
   return { handle, stopKeepAlive: () => { closing = true; } };

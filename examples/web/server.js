@@ -7,6 +7,9 @@
 //
 // The database connection comes from the standard PG* variables (PGHOST,
 // PGPORT, PGDATABASE, PGUSER, PGPASSWORD, PGAPPNAME), read by the pg package.
+// Hosts authenticate with keys (auth.js; README.md, "Host keys"): the
+// database needs setup.sql, and AUTH_CACHE_SIZE bounds the verified keys
+// the server remembers.
 
 const http = require('node:http');
 const { Pool } = require('pg');
@@ -28,6 +31,7 @@ const log = (line) => console.log(`${new Date().toISOString()} ${line}`);
 const port = envInt('PORT', 8080);
 const host = process.env.HOST || '127.0.0.1';
 const maxBodyBytes = envInt('MAX_BODY_BYTES', 64 * 1024);
+const authCacheSize = envInt('AUTH_CACHE_SIZE', 100000);
 const shutdownGraceMs = envInt('SHUTDOWN_GRACE_MS', 10000);
 
 const pool = new Pool({
@@ -40,7 +44,7 @@ const pool = new Pool({
 // without a listener its 'error' event would end the process.
 pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
 
-const { handle, stopKeepAlive } = makeHandler(pool, { maxBodyBytes, log });
+const { handle, stopKeepAlive } = makeHandler(pool, { maxBodyBytes, log, authCacheSize });
 
 // The farm status page (GET /status), with its own pool as a member of
 // allot_monitor, when STATUS_PGUSER is set (status.js, docs/status-page.md).

@@ -1,7 +1,7 @@
 # Unit tests of the pure C parts (no PostgreSQL): build them, then hand
 # their TAP stream to prove.
 use strict;
-use warnings;
+use warnings FATAL => 'all';
 use File::Basename qw(dirname);
 use Cwd qw(abs_path);
 

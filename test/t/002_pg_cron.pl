@@ -10,7 +10,7 @@
 # few seconds to about 65 s, depending on when in the minute it schedules the
 # job; it gives up after 150 s.
 use strict;
-use warnings;
+use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;

@@ -23,7 +23,7 @@
 #     workload and a new app version at their next call.
 # Run time: about 15 s.
 use strict;
-use warnings;
+use warnings FATAL => 'all';
 use FindBin;
 use lib $FindBin::RealBin;
 use IPC::Run;

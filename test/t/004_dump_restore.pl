@@ -18,7 +18,7 @@
 # --single-transaction --exit-on-error it loads nothing.
 # Run time: about 10 s.
 use strict;
-use warnings;
+use warnings FATAL => 'all';
 use FindBin;
 use lib $FindBin::RealBin;
 use IPC::Run;

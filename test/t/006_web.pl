@@ -3,7 +3,8 @@
 # The test installs the web layer's packages from its package-lock.json
 # (`npm ci`, into a temp dir: the source tree is not written), starts
 # `node server.js` connected as a login role that is a member of allot_web,
-# and sends HTTP requests (HTTP::Tiny) to every endpoint:
+# and sends HTTP requests (HTTP::Tiny) to every endpoint, each with the key
+# the operator issued to its host (examples/web/host-key.js):
 #   - a workload is assigned, with its concurrency settings; `exclude` steers
 #     it; excluding everything answers {"workload": null} and releases it;
 #     heartbeat and release say whether the host held an assignment;
@@ -15,16 +16,27 @@
 #     refused request leaves every allot table as it was;
 #   - the web role can run the dispatch functions but cannot read or write
 #     allot's tables or run the operator's functions (42501);
+#   - host keys: setup.sql creates the web layer's own table, host-key.js
+#     issues a key printed once and stores only its scrypt hash; every
+#     endpoint refuses a missing, malformed, wrong, revoked or other host's
+#     key, and an unknown host, with 401 and a WWW-Authenticate challenge, and
+#     changes nothing; a host can neither take nor report another's work; a
+#     re-issued or revoked key stops working at once, also when the server
+#     has it cached; the cache is bounded; the web role reads the hashes and
+#     cannot change them.  (That an unknown host costs what a wrong key costs
+#     is a property of auth.js's structure, reviewed, not timed here.)
 #   - while the database is down the server answers 503, and recovers;
 #   - SIGTERM: the server stops accepting connections, finishes the request in
 #     flight (held on a row lock), and exits 0.
 # The server is killed at the end, also when the test dies.
 use strict;
-use warnings;
+use warnings FATAL => 'all';
 use File::Copy qw(copy);
 use HTTP::Tiny;
+use IPC::Run ();
 use JSON::PP;
 use List::Util qw(max);
+use MIME::Base64 qw(encode_base64url);
 use POSIX ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -34,6 +46,9 @@ use Time::HiRes qw(sleep time);
 # The body limit the server is started with; the tests go just under, at
 # and just over it.
 my $MAX_BODY = 4096;
+# The server remembers this many verified keys: small, so that three hosts
+# take turns in it.
+my $AUTH_CACHE = 2;
 
 my $node = PostgreSQL::Test::Cluster->new('web');
 $node->init;
@@ -72,7 +87,7 @@ is( $node->safe_psql(
 SELECT w.rolsuper, w.rolcanlogin, a.rolcanlogin, pg_has_role('web', 'allot_web', 'MEMBER')
   FROM pg_roles w, pg_roles a WHERE w.rolname = 'web' AND a.rolname = 'allot_web'}),
 	'f|t|f|t',
-	"web logs in, is no superuser, and is a member of allot $version's NOLOGIN role allot_web"
+	"web logs in, is no superuser, and is a member of allot ${version}'s NOLOGIN role allot_web"
 );
 
 # ---------------------------------------------------------------------------
@@ -81,7 +96,8 @@ SELECT w.rolsuper, w.rolcanlogin, a.rolcanlogin, pg_has_role('web', 'allot_web',
 # node_modules (a machine without the npm registry), that one.
 my $src = "$ENV{TESTDIR}/../examples/web";
 my $webdir = PostgreSQL::Test::Utils::tempdir('web');
-for my $f ('package.json', 'package-lock.json', 'server.js', 'app.js', 'status.js', 'status_render.js')
+for my $f ('package.json', 'package-lock.json', 'server.js', 'app.js', 'status.js', 'status_render.js',
+	'auth.js', 'host-key.js', 'setup.sql')
 {
 	copy("$src/$f", "$webdir/$f") or die "copy $src/$f: $!";
 }
@@ -96,6 +112,65 @@ else
 			[ 'npm', 'ci', '--no-audit', '--no-fund' ],
 			init => sub { chdir $webdir or die "chdir $webdir: $!" }),
 		'npm ci installs the packages of package-lock.json');
+}
+
+# ---------------------------------------------------------------------------
+# Host keys.  The operator creates the web layer's table (twice: it may be
+# run again) and issues each host a key with host-key.js, which prints it once.
+
+for my $round (1, 2)
+{
+	ok( run_log([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1',
+				'-h', $node->host, '-p', $node->port, '-d', 'postgres', '-f', "$webdir/setup.sql" ]),
+		"setup.sql creates the web layer's schema (run $round)");
+}
+
+# host_key(ARGS...): run host-key.js as the node's superuser (or as
+# PGUSER from %extra), returning (exit code, stdout, stderr).
+sub host_key
+{
+	my ($args, %extra) = @_;
+	my ($out, $err) = ('', '');
+	local %ENV = (%ENV, PGHOST => $node->host, PGPORT => $node->port, PGDATABASE => 'postgres',
+		%extra);
+	IPC::Run::run([ 'node', "$webdir/host-key.js", @$args ], '<', \undef, '>', \$out, '2>', \$err);
+	return ($? >> 8, $out, $err);
+}
+
+my %key;
+for my $host (1, 2, 3)
+{
+	my ($rc, $out, $err) = host_key([ 'issue', $host ]);
+	is($rc, 0, "host-key.js issue $host succeeds") or diag($err);
+	($key{$host}) = $out =~ /\A([A-Za-z0-9_-]{43})\n\z/;
+	ok(defined $key{$host}, "it prints one key of 43 base64url characters (256 bits) for host $host");
+	like($err, qr/^host $host: a new key, shown only this once/, 'and says it is shown only once');
+}
+$key{$_} //= 'missing' for 1, 2, 3;
+isnt($key{1}, $key{2}, 'each host has its own key');
+
+# What is stored: scrypt(key, salt) with the documented parameters, and not
+# the key.
+is( $node->safe_psql('postgres',
+		q{SELECT string_agg(format('%s|%s|%s|%s|%s|%s', host_id, length(salt), length(hash),
+                                   scrypt_n, scrypt_r, scrypt_p), ',' ORDER BY host_id)
+            FROM web.host_key}),
+	'1|16|32|32768|8|1,2|16|32|32768|8|1,3|16|32|32768|8|1',
+	'web.host_key holds a 16-byte salt and a 32-byte hash per host, N = 2^15, r = 8, p = 1');
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM web.host_key
+          WHERE position(convert_to('$key{1}', 'UTF8') IN salt || hash) > 0
+             OR encode(salt || hash, 'base64') LIKE '%$key{1}%'
+             OR encode(salt || hash, 'hex') LIKE '%$key{1}%'"),
+	'0', 'the key itself is stored nowhere in the row');
+{
+	my ($salt, $hash) = split /\|/,
+	  $node->safe_psql('postgres', q{SELECT encode(salt, 'hex'), encode(hash, 'hex') FROM web.host_key WHERE host_id = 1});
+	my $scrypt = q{const c = require('node:crypto'); const [key, salt] = process.argv.slice(1);
+process.stdout.write(c.scryptSync(key, Buffer.from(salt, 'hex'), 32, {N: 32768, r: 8, p: 1, maxmem: 64 << 20}).toString('hex'));};
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'node', '-e', $scrypt, $key{1}, $salt ], '<', \undef, '>', \$out, '2>', \$err);
+	is($out, $hash, 'the stored hash is scrypt(key, salt) with those parameters') or diag($err);
 }
 
 # ---------------------------------------------------------------------------
@@ -120,8 +195,8 @@ $server_pid = fork() // die "fork: $!";
 if ($server_pid == 0)
 {
 	delete @ENV{qw(PGHOSTADDR PGSERVICE PGSERVICEFILE PGPASSWORD PGOPTIONS PGAPPNAME)};
-	@ENV{qw(PORT HOST MAX_BODY_BYTES PGHOST PGPORT PGUSER PGDATABASE)} =
-	  ($port, '127.0.0.1', $MAX_BODY, $node->host, $node->port, 'web', 'postgres');
+	@ENV{qw(PORT HOST MAX_BODY_BYTES AUTH_CACHE_SIZE PGHOST PGPORT PGUSER PGDATABASE)} =
+	  ($port, '127.0.0.1', $MAX_BODY, $AUTH_CACHE, $node->host, $node->port, 'web', 'postgres');
 	open STDOUT, '>>', $server_log or POSIX::_exit(126);
 	open STDERR, '>&', \*STDOUT or POSIX::_exit(126);
 	chdir $webdir or POSIX::_exit(126);
@@ -129,6 +204,8 @@ if ($server_pid == 0)
 }
 
 my $http = HTTP::Tiny->new(timeout => 20);
+# Requests the server answered, so logged: one line each (see how_checked).
+my $answered = 0;
 {
 	my $deadline = time + 30;
 	my $status = 599;    # HTTP::Tiny's own "could not connect"
@@ -140,37 +217,49 @@ my $http = HTTP::Tiny->new(timeout => 20);
 			die "the server exited (status $?); see $server_log";
 		}
 		sleep 0.1;
-		$status = $http->get("$base/")->{status};
+		$status = get('/')->{status};
 	}
 	is($status, 404, "the server answers on port $port (GET / is no endpoint)")
 	  or die "the server does not answer; see $server_log";
 }
 
-# post(PATH, BODY): BODY is a Perl structure sent as JSON, or raw bytes.
-# Returns the status, the decoded reply (undef if not JSON) and the response.
+# post(PATH, BODY[, AUTHORIZATION]): BODY is a Perl structure sent as JSON,
+# or raw bytes.  It is sent with `Authorization: Bearer <key>`, the key of the
+# body's host (host 1's for a body without one), unless AUTHORIZATION is
+# given: a header value, or undef for none.  Returns the status, the decoded
+# reply (undef if not JSON) and the response.
 sub post
 {
-	my ($path, $body) = @_;
-	my $res = $http->post(
-		"$base$path",
-		{
-			content => ref $body ? encode_json($body) : $body,
-			headers => { 'Content-Type' => 'application/json' }
-		});
+	my ($path, $body, @auth) = @_;
+	my $host = ref $body && defined $body->{host_id} && exists $key{ $body->{host_id} } ? $body->{host_id} : 1;
+	my $authorization = @auth ? $auth[0] : "Bearer $key{$host}";
+	my %headers = ('Content-Type' => 'application/json');
+	$headers{Authorization} = $authorization if defined $authorization;
+	my $res = $http->post("$base$path",
+		{ content => ref $body ? encode_json($body) : $body, headers => \%headers });
+	$answered++ if $res->{status} != 599;
 	my $json = eval { decode_json($res->{content}) };
 	return ($res->{status}, $json, $res);
+}
+
+# get(PATH): a GET, counted like post()'s requests.
+sub get
+{
+	my $res = $http->get("$base$_[0]");
+	$answered++ if $res->{status} != 599;
+	return $res;
 }
 
 # refused(PATH, BODY, STATUS, SQLSTATE, MESSAGE_RE, NAME): the request gets
 # STATUS and {"error": ~MESSAGE_RE, "sqlstate": SQLSTATE or null}.
 sub refused
 {
-	my ($path, $body, $status, $sqlstate, $message, $name) = @_;
-	my ($got, $json) = post($path, $body);
+	my ($path, $body, $status, $sqlstate, $message, $name, @auth) = @_;
+	my ($got, $json, $res) = post($path, $body, @auth);
 	is( sprintf('%s %s', $got, $json ? $json->{sqlstate} // 'null' : 'no JSON body'),
 		"$status $sqlstate", "$name: $status, sqlstate $sqlstate");
 	like($json ? $json->{error} : '', $message, "$name: the message says why");
-	return;
+	return $res;
 }
 
 sub sql { return $node->safe_psql('postgres', $_[0]); }
@@ -314,12 +403,8 @@ SELECT md5(string_agg(t, ';' ORDER BY t)) FROM (
 my $before = sql($tables);
 
 # What allot refuses, mapped by SQLSTATE.
-refused('/api/heartbeat', { host_id => 424242 }, 404, 'P0002', qr/^host 424242 does not exist$/,
-	'an unknown host');
-refused('/api/workload', { host_id => '9223372036854775807' }, 404, 'P0002',
-	qr/^host 9223372036854775807 does not exist$/, 'the largest bigint, as a string, reaches allot');
-refused('/api/request_work', { host_id => 424242, request => {} }, 404, 'P0002',
-	qr/^host 424242 does not exist$/, 'request_work for an unknown host');
+# (An unknown host has no key, so the web layer refuses it before allot
+# could: see "Host keys" below.)
 refused('/api/report', { host_id => 2, job_id => 424242, outcome => 'success' }, 404, 'P0002',
 	qr/^job 424242 does not exist$/, 'a report of an unknown job');
 refused('/api/report', { %success, elapsed_secs => 3001 }, 409, '55000',
@@ -371,12 +456,175 @@ refused('/api/heartbeat', ' ' x (1 << 20), 413, '54000', qr/larger than $MAX_BOD
 refused('/api/nothing', {}, 404, 'null', qr{^no endpoint "/api/nothing"$}, 'an unknown path');
 
 {
-	my $res = $http->get("$base/api/workload");
+	my $res = get('/api/workload');
 	is_deeply([ $res->{status}, $res->{headers}{allow} ], [ 405, 'POST' ],
 		'GET /api/workload: 405, Allow: POST');
 }
 
 is(sql($tables), $before, 'no refused request changed a row of allot\'s tables');
+
+# ---------------------------------------------------------------------------
+# Host keys.  Every endpoint, with a body that its own host's key would get
+# through, refused for every kind of bad credential: 401, a challenge, and
+# nothing changed.
+
+# Host 1 holds an assignment and host 2 a job in progress, so that a
+# heartbeat, a release, a report or a request that got through would show.
+post('/api/workload', { host_id => 1 });
+my ($s_req, $r_req) = post('/api/request_work', { host_id => 2, request => { resources => { cpu => { req_instances => 1 } } } });
+my ($held) = map { $_->{job_id} } @{ $r_req->{jobs} // [] };
+ok($held, "host 2 holds job " . ($held // 'none') . ' for the tests below');
+$held //= 0;
+$before = sql($tables);
+
+my %body_of = (
+	'/api/workload' => { host_id => 1 },
+	'/api/heartbeat' => { host_id => 1 },
+	'/api/release' => { host_id => 1 },
+	'/api/request_work' => { host_id => 2, request => { resources => { cpu => { req_instances => 1 } } } },
+	'/api/report' => { host_id => 2, job_id => 0 + $held, outcome => 'success' });
+my $someone_else = 'A' x 43;    # well-formed, issued to nobody
+my $realm = 'Bearer realm="allot"';
+for my $path (sort keys %body_of)
+{
+	my $body = $body_of{$path};
+	my $host = $body->{host_id};
+	my $other = 3;
+	my %cases = (
+		'no Authorization header' => [ undef, '28000', qr/^every endpoint needs the host's key/, $realm ],
+		'a Basic credential' => [ "Basic " . encode_base64url("$host:$key{$host}"), '28000',
+			qr/^every endpoint needs the host's key/, $realm ],
+		'a Bearer token that is no key' => [ 'Bearer short', '28000', qr/^every endpoint needs/, $realm ],
+		'a wrong key' => [ "Bearer $someone_else", '28P01', qr/^the key is not the one issued to host $host$/,
+			qq{$realm, error="invalid_token"} ],
+		"host ${other}'s key" => [ "Bearer $key{$other}", '28P01', qr/^the key is not the one issued to host $host$/,
+			qq{$realm, error="invalid_token"} ],
+		'its own key, altered' => [ 'Bearer ' . ($key{$host} =~ tr/A-Za-z/B-ZAb-za/r), '28P01',
+			qr/^the key is not the one issued to host $host$/, qq{$realm, error="invalid_token"} ]);
+	for my $case (sort keys %cases)
+	{
+		my ($auth, $sqlstate, $message, $challenge) = @{ $cases{$case} };
+		my $res = refused($path, $body, 401, $sqlstate, $message, "$path, $case", $auth);
+		is($res->{headers}{'www-authenticate'}, $challenge, "$path, $case: WWW-Authenticate: $challenge");
+	}
+	# an unknown host, with a key of the right form: the same answer as a wrong key
+	my $res = refused($path, { %$body, host_id => 424242 }, 401, '28P01',
+		qr/^the key is not the one issued to host 424242$/, "$path, an unknown host", "Bearer $key{$host}");
+	is($res->{headers}{'www-authenticate'}, qq{$realm, error="invalid_token"},
+		"$path, an unknown host: the same challenge as a wrong key");
+}
+refused('/api/workload', { host_id => '9223372036854775807' }, 401, '28P01',
+	qr/^the key is not the one issued to host 9223372036854775807$/,
+	'the largest bigint, as a string, is an id like any other', "Bearer $key{1}");
+is(sql($tables), $before, 'no request with a bad credential changed a row of allot\'s tables');
+
+# Another host's work: host 3 cannot take or report host 2's jobs, neither
+# with its own key (allot refuses the report) nor with host 2's id.
+refused('/api/report', { host_id => 3, job_id => 0 + $held, outcome => 'success' }, 403, '42501',
+	qr/^job $held was not sent to host 3$/, 'host 3, with its own key, reporting host 2\'s job');
+refused('/api/report', { host_id => 2, job_id => 0 + $held, outcome => 'aborted' }, 401, '28P01',
+	qr/^the key is not the one issued to host 2$/, 'host 3 speaking for host 2', "Bearer $key{3}");
+refused('/api/request_work', $body_of{'/api/request_work'}, 401, '28P01',
+	qr/^the key is not the one issued to host 2$/, 'host 3 asking work for host 2', "Bearer $key{3}");
+is(sql("SELECT state, host_id FROM allot.job WHERE id = $held"), 'in_progress|2',
+	'host 2\'s job is still in progress on host 2');
+is(sql($tables), $before, 'and nothing else changed');
+
+# The server checks a key with scrypt once, then remembers it (its log says
+# which); at most AUTH_CACHE_SIZE keys, the least recently used going first.
+
+# how_checked(PATH, BODY[, AUTHORIZATION]): the status of the request, and
+# how the server checked its key, from the request's log line: 'verified',
+# 'cached' or 'refused'.  The server logs each request it answered, in order,
+# just after the reply: its line is the last once there are as many lines
+# as answered requests.
+sub how_checked
+{
+	my ($path, $body, @auth) = @_;
+	my ($status) = post($path, $body, @auth);
+	my @requests;
+	my $deadline = time + 10;
+	while (time < $deadline)
+	{
+		@requests = grep { /^\S+ (?:GET|POST) / } split /\n/, slurp_file($server_log);
+		last if @requests >= $answered;
+		sleep 0.05;
+	}
+	my ($how) = @requests == $answered ? $requests[-1] =~ m{ POST \Q$path\E .*\(key (\w+)\)$} : ();
+	return "$status " . ($how // 'not logged');
+}
+like(how_checked('/api/heartbeat', { host_id => 1 }), qr/^200 (verified|cached)$/, 'host 1\'s key works');
+like(how_checked('/api/heartbeat', { host_id => 2 }), qr/^200 (verified|cached)$/,
+	'host 2\'s key works: the cache (two keys) now holds hosts 1 and 2');
+is(how_checked('/api/heartbeat', { host_id => 1 }), '200 cached', 'host 1 again: cached, no scrypt');
+is(how_checked('/api/heartbeat', { host_id => 3 }), '200 verified',
+	'host 3: verified with scrypt, and host 2, the least recently used, leaves the cache');
+is(how_checked('/api/heartbeat', { host_id => 3 }), '200 cached', 'host 3 again: cached');
+is(how_checked('/api/heartbeat', { host_id => 1 }), '200 cached', 'host 1: still cached');
+is(how_checked('/api/heartbeat', { host_id => 2 }), '200 verified', 'host 2: verified again');
+is(how_checked('/api/heartbeat', { host_id => 1 }, "Bearer $key{2}"), '401 refused',
+	'a refused key is logged as refused');
+
+# Re-issued or revoked: the old key stops working at once, even cached.
+my $old_key = $key{3};
+like(how_checked('/api/heartbeat', { host_id => 3 }), qr/^200 (verified|cached)$/, 'host 3\'s old key works');
+is(how_checked('/api/heartbeat', { host_id => 3 }), '200 cached', 'and is cached');
+my ($rc, $out, $err) = host_key([ 'issue', 'other' ]);    # by name
+is($rc, 0, 'host-key.js issue other (a host name): a new key for host 3') or diag($err);
+($key{3}) = $out =~ /\A([A-Za-z0-9_-]{43})\n\z/;
+$key{3} //= 'missing';
+isnt($key{3}, $old_key, 'a different key');
+refused('/api/heartbeat', { host_id => 3 }, 401, '28P01', qr/^the key is not the one issued to host 3$/,
+	'the old key, though cached, no longer works', "Bearer $old_key");
+is(how_checked('/api/heartbeat', { host_id => 3 }), '200 verified', 'the new key works');
+is(how_checked('/api/heartbeat', { host_id => 3 }), '200 cached', 'and is cached');
+($rc, $out, $err) = host_key([ 'revoke', '3' ]);
+is_deeply([ $rc, $out, $err ], [ 0, '', "host 3: key revoked\n" ], 'host-key.js revoke 3');
+refused('/api/heartbeat', { host_id => 3 }, 401, '28P01', qr/^the key is not the one issued to host 3$/,
+	'a revoked key, though cached, no longer works');
+($rc, $out, $err) = host_key([ 'issue', '3' ]);
+($key{3}) = $out =~ /\A([A-Za-z0-9_-]{43})\n\z/;
+$key{3} //= 'missing';
+post('/api/release', { host_id => 1 });    # as the tests below expect
+
+# What host-key.js refuses.
+($rc, $out, $err) = host_key([ 'issue', '424242' ]);
+is_deeply([ $rc, $out ], [ 1, '' ], 'host-key.js issue of an unknown host id: exit 1, no key');
+like($err, qr/^host-key\.js: no host has id "424242"$/m, 'and says why');
+sql(q{INSERT INTO allot.host (id, name, threads) VALUES (4, 'twin', 1), (5, 'twin', 1)});
+($rc, $out, $err) = host_key([ 'issue', 'twin' ]);
+is_deeply([ $rc, $out ], [ 1, '' ], 'a name that two hosts share: exit 1, no key');
+like($err, qr/^host-key\.js: 2 hosts are named "twin" \(ids 4, 5\): give the id$/m, 'and says which');
+($rc, $out, $err) = host_key([ 'issue' ]);
+is($rc, 2, 'no host: exit 2 (usage)');
+($rc, $out, $err) = host_key([ 'constructor', '1' ]);
+is($rc, 2, 'an unknown command: exit 2 (usage)');
+($rc) = host_key([ 'issue', '4' ]);
+is(sql('SELECT count(*) FROM web.host_key WHERE host_id = 4'), '1', 'host 4 has a key');
+sql('DELETE FROM allot.host WHERE id IN (4, 5)');
+is(sql('SELECT count(*) FROM web.host_key WHERE host_id = 4'), '0', 'deleting a host deletes its key');
+
+# An operator login (allot_admin) issues keys; the web role reads the hashes
+# and can change none.
+sql('CREATE ROLE operator LOGIN IN ROLE allot_admin');
+($rc, $out, $err) = host_key([ 'issue', '2' ], PGUSER => 'operator');
+is($rc, 0, 'a member of allot_admin issues a key') or diag($err);
+($key{2}) = $out =~ /\A([A-Za-z0-9_-]{43})\n\z/;
+$key{2} //= 'missing';
+($rc, $out, $err) = host_key([ 'issue', '2' ], PGUSER => 'web');
+is($rc, 1, 'the web role cannot issue one');
+like($err, qr/^host-key\.js: permission denied for table/m, 'permission denied');
+
+# If the web role cannot read the keys, that is the server's fault, not the
+# host's: 500 (not 403), and the log says what to do.
+sql('REVOKE SELECT ON web.host_key FROM allot_web');
+refused('/api/heartbeat', { host_id => 1 }, 500, 'null', qr/^internal error$/,
+	'the web role cannot read web.host_key');
+sql('GRANT SELECT ON web.host_key TO allot_web');
+like(slurp_file($server_log), qr/cannot read web\.host_key: permission denied.*setup\.sql grants it to allot_web/,
+	'the server log names the cause and the fix');
+($status) = post('/api/heartbeat', { host_id => 1 });
+is($status, 200, 'granted again: 200');
 
 # A body of exactly the limit is taken.
 ($status, $reply) = post('/api/heartbeat', '{"host_id": 1}' . (' ' x ($MAX_BODY - 14)));
@@ -401,6 +649,7 @@ sub as_web
 }
 
 is(as_web('SELECT allot.heartbeat(2)'), '0 none', 'as web, SELECT allot.heartbeat(2) works');
+is(as_web('SELECT count(*) FROM web.host_key'), '0 none', 'as web, reading web.host_key works');
 for my $query (
 	'SELECT * FROM allot.job',
 	'SELECT * FROM allot.host',
@@ -410,7 +659,10 @@ for my $query (
 	'SELECT allot.run_transitioner()',
 	'SELECT allot.validate_job(1, true)',
 	'SELECT * FROM allot.explain_assignment(1)',
-	'SELECT * FROM allot.check_invariants()')
+	'SELECT * FROM allot.check_invariants()',
+	q{DELETE FROM web.host_key},
+	q{UPDATE web.host_key SET hash = hash},
+	q{INSERT INTO web.host_key SELECT 9, salt, hash, scrypt_n, scrypt_r, scrypt_p FROM web.host_key})
 {
 	is(as_web($query), '3 42501', "as web, $query fails with 42501");
 }
@@ -440,7 +692,7 @@ if ($child == 0)
 		"$base/api/heartbeat",
 		{
 			content => '{"host_id": 1}',
-			headers => { 'Content-Type' => 'application/json' }
+			headers => { 'Content-Type' => 'application/json', Authorization => "Bearer $key{1}" }
 		});
 	if (open my $fh, '>', $inflight_file)
 	{

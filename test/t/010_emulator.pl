@@ -11,7 +11,7 @@
 #      against its tables.
 # The emulator is built from $TESTDIR/../emulator into a temp dir.
 use strict;
-use warnings;
+use warnings FATAL => 'all';
 use File::Temp qw(tempdir);
 use IPC::Run;
 use PostgreSQL::Test::Cluster;

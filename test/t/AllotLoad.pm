@@ -4,7 +4,7 @@
 package AllotLoad;
 
 use strict;
-use warnings;
+use warnings FATAL => 'all';
 use Exporter 'import';
 
 our @EXPORT_OK = qw(farm_problems child_processes processes_gone);
