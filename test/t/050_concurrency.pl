@@ -46,6 +46,8 @@ use Test::More;
 use AllotLoad qw(farm_problems);
 
 my $seconds = $ENV{ALLOT_CONCURRENCY_SECONDS} // 15;
+# The fairness modes to run, in turn (to chase one mode's failure).
+my @modes = split ' ', $ENV{ALLOT_CONCURRENCY_MODES} // 'current recent debt';
 my $n_hosts = 24;    # few, so that calls for one host meet often
 my $jobs_per_workload = 3000;    # of the four base job workloads
 
@@ -186,8 +188,12 @@ CREATE FUNCTION stress.edit_workload(jobs boolean, r int) RETURNS text LANGUAGE 
                             VALUES (''added'', ''Ethereal'', %s)', 500 + r % 2000) END)
            WHEN 1 THEN stress.edit('delete ' || kind, format(
                'DELETE FROM allot.workload
-                 WHERE id = (SELECT id FROM allot.workload WHERE id >= 1000 AND app_id IS %s NULL
-                              ORDER BY random() LIMIT 1)', CASE WHEN jobs THEN 'NOT' END))
+                 WHERE id = (SELECT id FROM allot.workload w WHERE id >= 1000 AND app_id IS %s NULL
+                              ORDER BY %s, random() LIMIT 1)', CASE WHEN jobs THEN 'NOT' END,
+               -- Every other time the job workload with the fewest jobs in
+               -- progress, which allot may delete (it refuses while any are).
+               CASE WHEN jobs AND r % 8 = 1 THEN '(SELECT sum(u.in_progress) FROM allot.job_usage u
+                                                    WHERE u.workload_id = w.id)' ELSE 'w.id * 0' END))
            WHEN 2 THEN stress.edit('pause or resume ' || kind, format(
                'UPDATE allot.workload SET state = CASE state WHEN ''active'' THEN ''paused'' ELSE ''active'' END
                  WHERE id = (SELECT id FROM allot.workload WHERE app_id IS %s NULL
@@ -406,19 +412,32 @@ sub pgbench_scripts
 
 # Errors in the server log since $offset: script => {sqlstate => count},
 # and one message per (script, sqlstate), with the innermost line of its
-# context.
+# context; a deadlock's with its detail, the cycle of waits.
 sub logged_errors
 {
 	my ($offset) = @_;
 	my $log = slurp_file($node->logfile, $offset);
 	my (%count, %message, %pending);
+	my $detail_pid;
 	for my $line (split /\n/, $log)
 	{
-		next unless $line =~ /\[(\d+)\] (\w{5}) (ERROR|CONTEXT|STATEMENT):\s+(.*)/;
+		if ($line =~ /^\t(.*)/ && defined $detail_pid)
+		{
+			$pending{$detail_pid} .= " | $1" if defined $pending{$detail_pid};
+			next;
+		}
+		undef $detail_pid;
+		next unless $line =~ /\[(\d+)\] (\w{5}) (ERROR|DETAIL|CONTEXT|STATEMENT):\s+(.*)/;
 		my ($pid, $state, $what, $text) = ($1, $2, $3, $4);
 		if ($what eq 'ERROR')
 		{
 			$pending{$pid} = $text;
+		}
+		elsif ($what eq 'DETAIL')
+		{
+			next unless $state eq '40P01' && defined $pending{$pid};
+			$pending{$pid} .= " | $text";
+			$detail_pid = $pid;
 		}
 		elsif ($what eq 'CONTEXT')
 		{
@@ -440,7 +459,7 @@ sub states_text
 }
 
 # ---------------------------------------------------------------------------
-for my $mode (qw(current recent debt))
+for my $mode (@modes)
 {
 	$node->safe_psql('postgres', "ALTER DATABASE postgres SET allot.fairness = $mode");
 	my $log_offset = -s $node->logfile;
