@@ -17,7 +17,7 @@ CREATE TABLE allot.resource (
 );
 INSERT INTO allot.resource (name) VALUES ('cpu'), ('nvidia'), ('amd'), ('intel');
 
-/* 'cpu' is always there (SPEC 1.1). */
+/* 'cpu' is always there (README, "Tables"). */
 CREATE FUNCTION allot.resource_keep_cpu() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp

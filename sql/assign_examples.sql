@@ -1,4 +1,4 @@
--- The worked examples of SPEC section 2 (seed 000), in virtual time.
+-- The worked examples of OpenBench's selection (seed 000, docs/design.md), in virtual time.
 SET allot.balance_engine_throughputs = off;
 
 -- 1. W1 tp 1000 with 32 threads, W2 tp 2000 with 16 threads, requester on

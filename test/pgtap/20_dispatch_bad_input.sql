@@ -1,5 +1,5 @@
--- Bad input to the job-workload functions and tables of 0.2.0 (SPEC 3 and
--- 5): request_work, report_job, estimate_job, host_queue, and rows of
+-- Bad input to the job-workload functions and tables of 0.2.0 (README "Job workloads" and
+-- "Errors"): request_work, report_job, estimate_job, host_queue, and rows of
 -- allot.resource, app_version, host_coproc and job.  Each is an ERROR with a
 -- stable SQLSTATE and a message that names the value, and leaves no trace.
 -- A repeated identical report is harmless; a repeated report with other
