@@ -91,7 +91,8 @@ sql('CREATE ROLE monitor LOGIN IN ROLE allot_monitor');
 # a machine without the npm registry), in a temp dir.
 my $src = "$ENV{TESTDIR}/../examples/web";
 my $webdir = PostgreSQL::Test::Utils::tempdir('web');
-for my $f ('package.json', 'package-lock.json', 'server.js', 'app.js', 'status.js', 'status_render.js')
+for my $f ('package.json', 'package-lock.json', 'server.js', 'app.js', 'status.js', 'status_render.js',
+	'auth.js')
 {
 	copy("$src/$f", "$webdir/$f") or die "copy $src/$f: $!";
 }
