@@ -92,18 +92,21 @@ $$;
  * requests in flight and hold new ones back until they commit: every
  * request takes the row-writing lock of allot.job or allot.assignment
  * before it reads workloads, apps, versions or its host, and these edits
- * take both tables in SHARE ROW EXCLUSIVE mode before they remove anything
- * (the lock order is written out in src/entry.h).  The mode conflicts with
- * itself: two edits, whose cascades then write those tables, take turns
- * rather than each wait for the other's SHARE lock.  A request never meets a workload,
- * version or host that vanished under it, so it never fails on a foreign
- * key; an edit waits at most for the requests in flight. */
+ * lock both tables in EXCLUSIVE mode before they remove anything (the lock
+ * order is written out in src/entry.h).  The mode conflicts with every
+ * writer and row locker and with itself, and lets only plain reads through:
+ * two edits, whose cascades then write those tables, take turns, and an
+ * edit never waits at a row for a transaction that has yet to take its
+ * table lock (one that locked a job FOR UPDATE before it called allot).  A
+ * request never meets a workload, version or host that vanished under it,
+ * so it never fails on a foreign key; an edit waits at most for the
+ * requests in flight. */
 CREATE FUNCTION allot.edit_lock() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    LOCK TABLE allot.job, allot.assignment IN SHARE ROW EXCLUSIVE MODE;
+    LOCK TABLE allot.job, allot.assignment IN EXCLUSIVE MODE;
     RETURN NULL;
 END
 $$;

@@ -44,12 +44,13 @@ extern HeapTuple allot_read_host_row(SPIPlanPtr plan, Datum *args, int64 host_id
  * Reports and the transitioner take the same table locks first.  An
  * operator's edit that takes away something a request may be using (a
  * DELETE on allot.workload, app, app_version or host) first locks both
- * tables in SHARE ROW EXCLUSIVE mode (allot.edit_lock()): it waits for the
- * requests in flight, and holds new ones back until it commits, when their
- * table lock brings in its invalidations; two such edits take turns.  No request ever writes a reference to a
- * row an operator removed, so none fails on a foreign key; and since the
- * edit takes nothing a request holds before those locks, the two cannot
- * deadlock.
+ * tables in EXCLUSIVE mode (allot.edit_lock()): it waits for the requests
+ * in flight and for any transaction holding a row of them, and holds new
+ * ones back until it commits, when their table lock brings in its
+ * invalidations; two such edits take turns.  No request ever writes a
+ * reference to a row an operator removed, so none fails on a foreign key;
+ * and since the edit takes nothing a request holds before those locks, the
+ * two cannot deadlock.
  */
 extern void allot_begin_host_request(int64 host_id, const char *table);
 extern void allot_lock_for_write(const char *table);

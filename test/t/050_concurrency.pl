@@ -498,7 +498,8 @@ for my $mode (@modes)
 	push @lines, map { "$mode $_" } split /\n/, $node->safe_psql(
 		'postgres', qq{
 SELECT DISTINCT ON (operation, sqlstate)
-       format('%s %s: %s [%s]', operation, sqlstate, message, split_part(context, E'\\n', 1))
+       format('%s %s: %s [%s]%s', operation, sqlstate, message, split_part(context, E'\\n', 1),
+              CASE WHEN sqlstate = '40P01' THEN ' | ' || replace(detail, E'\\n', ' | ') ELSE '' END)
   FROM stress.edit_log WHERE mode = '$mode' AND sqlstate <> '00000'
  ORDER BY operation, sqlstate});
 	push @lines, map { "$mode $_: $messages->{$_}" } sort keys %$messages;
