@@ -58,14 +58,14 @@
 #   PROFILE=1            0: no profile run
 #   BUSY_MAX=25 WAIT_MAX=60    quiet machine: see bench/cluster.sh
 #   QUICK=1 sets CONFIGS="100000x200 1000x200 1000x2000" CLIENTS=8 DURATION=5
-#   WARMUP=2 (each still overridable).
+#   WARMUP=2 WAIT_MAX=10 (each still overridable).
 #
 # The report is also written to bench/out/assign-<date>.txt (git-ignored).
 set -euo pipefail
 
 if [ "${QUICK:-0}" = 1 ]; then
     CONFIGS=${CONFIGS:-"100000x200 1000x200 1000x2000"}
-    CLIENTS=${CLIENTS:-8} DURATION=${DURATION:-5} WARMUP=${WARMUP:-2}
+    CLIENTS=${CLIENTS:-8} DURATION=${DURATION:-5} WARMUP=${WARMUP:-2} WAIT_MAX=${WAIT_MAX:-10}
 fi
 CONFIGS=${CONFIGS:-"100000x200 1000x200 100000x2000 1000x2000"}
 CLIENTS=${CLIENTS:-"8 32"}

@@ -49,7 +49,7 @@
 #   PROFILE=1            0: no profile run
 #   BUSY_MAX=25 WAIT_MAX=60    quiet machine: see bench/cluster.sh
 #   QUICK=1 sets NHOSTS=20000 NJOBS=200000 NQUEUE=200000 SOAK_HOSTS=4000
-#   DURATION=5 WARMUP=2 SOAK=60 WINDOW=20 (each still overridable).
+#   DURATION=5 WARMUP=2 SOAK=60 WINDOW=20 WAIT_MAX=10 (each still overridable).
 #
 # The report is also written to bench/out/dispatch-<date>.txt (git-ignored).
 set -euo pipefail
@@ -57,7 +57,7 @@ set -euo pipefail
 if [ "${QUICK:-0}" = 1 ]; then
     NHOSTS=${NHOSTS:-20000} NJOBS=${NJOBS:-200000} NQUEUE=${NQUEUE:-200000}
     SOAK_HOSTS=${SOAK_HOSTS:-4000} DURATION=${DURATION:-5} WARMUP=${WARMUP:-2}
-    SOAK=${SOAK:-60} WINDOW=${WINDOW:-20}
+    SOAK=${SOAK:-60} WINDOW=${WINDOW:-20} WAIT_MAX=${WAIT_MAX:-10}
 fi
 DURATION=${DURATION:-30}
 WARMUP=${WARMUP:-5}
