@@ -22,8 +22,10 @@
 #     sequence) by INTERVAL / hosts seconds and passes it as now, and the
 #     hosts ask in a fixed pseudo-random order (bench/assign_request.sql):
 #     a lap of the farm is INTERVAL seconds at any tps;
-#   - allot.assignment_ttl is the default (2 min) unless TTL is set; one host
-#     in 20 misses every other turn, so assignments expire all the time, and
+#   - allot.assignment_ttl is the default (2 min) unless TTL is set; hosts
+#     come and go: one position of the order in CHURN alternates between two
+#     hosts, each asking every other turn, so assignments expire all the
+#     time (about 0.67 x hosts / CHURN a minute), and
 #     bench/assign_sweep.sql sweeps them once a virtual minute, as pg_cron's
 #     run_transitioner() would.  Requests between two sweeps subtract the
 #     expired, unswept ones;
@@ -53,6 +55,7 @@
 #   DURATION=30          seconds per timed run
 #   WARMUP=5             untimed seconds of each script before each client count
 #   INTERVAL=90          virtual seconds between two requests of a host
+#   CHURN=100            one position in CHURN alternates between two hosts
 #   TTL=                 allot.assignment_ttl for the databases (empty: 2 min)
 #   THREADS=2            pgbench worker threads (-j)
 #   PROFILE=1            0: no profile run
@@ -72,6 +75,7 @@ CLIENTS=${CLIENTS:-"8 32"}
 DURATION=${DURATION:-30}
 WARMUP=${WARMUP:-5}
 INTERVAL=${INTERVAL:-90}
+CHURN=${CHURN:-100}
 TTL=${TTL:-}
 THREADS=${THREADS:-2}
 PROFILE=${PROFILE:-1}
@@ -99,13 +103,13 @@ walk_begin() {
         # Same order, new shares: position WALK_K * WALK_C is kept.
         [ -z "${WALK_C:-}" ] || WALK_K=$((WALK_K * WALK_C / clients))
         WALK_C=$clients LAP=$((NHOSTS / clients))
-        [ "$LAP" -ge 20 ] || die "$clients clients for $NHOSTS hosts: at least 20 hosts per client, please"
+        [ "$LAP" -ge 2 ] || die "$clients clients for $NHOSTS hosts: at least 2 hosts per client, please"
         [ "$WALK_K" -lt "$LAP" ] || { WALK_K=0; WALK_R=$((WALK_R + 1)); }
     fi
     CLOCK=$(psql_q -d "$db" -At -c "SELECT last_value + is_called::int FROM public.bench_clock")
     WALK=(-c "$clients" -j "$((THREADS < clients ? THREADS : clients))"
           -D k=$((WALK_K - 1)) -D r="$WALK_R" -D lap="$LAP" -D clients="$clients" -D nhosts="$NHOSTS"
-          -D seed="$SEED" -D t0="$T0" -D step="$STEP")
+          -D seed="$SEED" -D churn="$CHURN" -D t0="$T0" -D step="$STEP")
 }
 
 walk_end() {
@@ -155,9 +159,9 @@ requests() {
 
 setup_farm() {
     local db=$1 t0=$SECONDS c nvisitors=0
-    # Visitor ids (bench/assign_request.sql) run up to clients * (lap / 20).
+    # Visitor ids (bench/assign_request.sql) run up to clients * (lap / churn).
     for c in $CLIENTS; do
-        [ $((c * ((NHOSTS / c - 1) / 20 + 1))) -le "$nvisitors" ] || nvisitors=$((c * ((NHOSTS / c - 1) / 20 + 1)))
+        [ $((c * ((NHOSTS / c - 1) / CHURN + 1))) -le "$nvisitors" ] || nvisitors=$((c * ((NHOSTS / c - 1) / CHURN + 1)))
     done
     say "database $db: $NHOSTS hosts (and $nvisitors visitors), $NWORKLOADS active workloads"
     create_bench_db "$db"
@@ -259,8 +263,10 @@ report() {
     local r
     report_header "allot assign_workload benchmark"
     echo "pgbench -n -M prepared -T $DURATION -j $THREADS (after ${WARMUP}s untimed of each script), bench/assign_request.sql;" \
-         "each host asks every ${INTERVAL}s of virtual time; allot.assignment_ttl = ${TTL:-2min (default)}; sweep once a virtual minute"
+         "each host asks every ${INTERVAL}s of virtual time; allot.assignment_ttl = ${TTL:-2min (default)};" \
+         "one position in $CHURN alternates between two hosts; sweep once a virtual minute"
     echo "load average when the script started: $START_LOAD"
+    printf 'farm %s\n' "${FARMS[@]}"
     echo
     echo "Per transaction: server CPU (all the cluster's processes), buffers and WAL of the statement (pg_stat_statements), WAL in all"
     echo "(pg_stat_wal) and full-page images; x update: assign's tps, and its CPU, over the update's in the same run; others: the"

@@ -1,5 +1,5 @@
 -- Data for bench/assign.sh: an OpenBench-like farm.  psql variables nhosts
--- (e.g. 100000), nvisitors (about nhosts / 20) and nworkloads (200 or 2000)
+-- (e.g. 100000), nvisitors (about nhosts / churn) and nworkloads (200 or 2000)
 -- set its size; everything else is fixed, and the random draws are seeded,
 -- so a rerun builds the same farm.
 --

@@ -7,11 +7,11 @@
 -- tables' order; client c (0-based :client_id) of C (:clients) takes the
 -- positions c + C*k, k = 0 .. lap-1, round-robin.  :k and :r (laps done)
 -- are client variables that persist between transactions; -D k and -D r
--- say where the walk goes on from.  One position in 20 (k % 20 = 19)
--- alternates between two hosts, lap by lap: its host and a visitor (ids
--- above nhosts).  Each of the two asks every other lap, so its assignment
--- expires (2 x INTERVAL > allot.assignment_ttl), is swept, and counts again
--- when it asks.
+-- say where the walk goes on from.  One position in :churn (k % churn =
+-- churn - 1) alternates between two hosts, lap by lap: its host and a
+-- visitor (ids above nhosts).  Each of the two asks every other lap, so its
+-- assignment expires (2 x INTERVAL > allot.assignment_ttl), is swept, and
+-- counts again when it asks: hosts come and go.
 --
 -- The clock: now = t0 + step * nextval(clock) seconds, one tick per request
 -- of any client, and step = INTERVAL / (hosts in the walk), so that a lap
@@ -26,8 +26,8 @@
 \set r :r + 1
 \endif
 \set id 1 + permute(:client_id + :clients * :k, :nhosts, :seed)
-\if :k % 20 = 19 and :r % 2 = 1
-\set id :nhosts + 1 + :client_id + :clients * (:k / 20)
+\if :k % :churn = :churn - 1 and :r % 2 = 1
+\set id :nhosts + 1 + :client_id + :clients * (:k / :churn)
 \endif
 \if :assign
 SELECT * FROM allot.assign_workload(:id, to_timestamp(:t0::float8 + :step::float8 * nextval('public.bench_clock')));
