@@ -26,12 +26,16 @@
 #     come and go: one position of the order in CHURN alternates between two
 #     hosts, each asking every other turn, so assignments expire all the
 #     time (about 0.67 x hosts / CHURN a minute), and
-#     bench/assign_sweep.sql sweeps them once a virtual minute, as pg_cron's
-#     run_transitioner() would.  Requests between two sweeps subtract the
-#     expired, unswept ones;
+#     bench/assign_sweep.sql sweeps them at every virtual minute, as
+#     pg_cron's run_transitioner() would.  Requests between two sweeps
+#     subtract the expired, unswept ones, so their cost depends on how long
+#     ago the last sweep was: a timed assign run therefore lasts a whole
+#     number of virtual minutes (about DURATION seconds, at the tps of its
+#     warm-up), whatever minute it starts in;
 #   - one host in ten can run nothing (no compiler, no token);
-#   - before the timed runs, one untimed lap assigns every host, then each
-#     script runs WARMUP seconds untimed.
+#   - before the timed runs, one untimed lap assigns every host and SETTLE
+#     more laps bring the coming and going to its steady state; then before
+#     each client count, each script runs WARMUP seconds untimed.
 #
 # Per run: tps, p50/p99 latency, server CPU per transaction (the primary
 # figure on a shared machine: bench/cluster.sh), buffers and WAL per
@@ -41,8 +45,8 @@
 # an extra run per farm with pg_stat_statements.track = all lists allot's
 # inner statements: calls, time, buffers and WAL per request.
 #
-# Usage: bench/assign.sh            (full: ~25 min on a 2-CPU machine)
-#        QUICK=1 bench/assign.sh    (3 farms, 8 clients, 5 s runs: ~3 min)
+# Usage: bench/assign.sh            (full: ~35 min on a 2-CPU machine)
+#        QUICK=1 bench/assign.sh    (3 farms, 8 clients, 5 s runs: ~4 min)
 #   Needs PostgreSQL 14+ (initdb, pg_ctl, psql, pgbench, pg_stat_statements)
 #   with allot installed into it; builds and installs nothing.  Starts a
 #   throwaway cluster in a temp dir (unix socket in that dir only), as user
@@ -56,12 +60,14 @@
 #   WARMUP=5             untimed seconds of each script before each client count
 #   INTERVAL=90          virtual seconds between two requests of a host
 #   CHURN=100            one position in CHURN alternates between two hosts
+#   SETTLE=2             untimed laps of the farm after the first one
 #   TTL=                 allot.assignment_ttl for the databases (empty: 2 min)
 #   THREADS=2            pgbench worker threads (-j)
 #   PROFILE=1            0: no profile run
 #   BUSY_MAX=25 WAIT_MAX=60    quiet machine: see bench/cluster.sh
 #   QUICK=1 sets CONFIGS="100000x200 1000x200 1000x2000" CLIENTS=8 DURATION=5
-#   WARMUP=2 WAIT_MAX=10 (each still overridable).
+#   WARMUP=2 WAIT_MAX=10 SETTLE=0 (each still overridable): it checks that
+#   the benchmark works; its figures are not a steady farm's.
 #
 # The report is also written to bench/out/assign-<date>.txt (git-ignored).
 set -euo pipefail
@@ -69,6 +75,7 @@ set -euo pipefail
 if [ "${QUICK:-0}" = 1 ]; then
     CONFIGS=${CONFIGS:-"100000x200 1000x200 1000x2000"}
     CLIENTS=${CLIENTS:-8} DURATION=${DURATION:-5} WARMUP=${WARMUP:-2} WAIT_MAX=${WAIT_MAX:-10}
+    SETTLE=${SETTLE:-0}
 fi
 CONFIGS=${CONFIGS:-"100000x200 1000x200 100000x2000 1000x2000"}
 CLIENTS=${CLIENTS:-"8 32"}
@@ -76,6 +83,7 @@ DURATION=${DURATION:-30}
 WARMUP=${WARMUP:-5}
 INTERVAL=${INTERVAL:-90}
 CHURN=${CHURN:-100}
+SETTLE=${SETTLE:-2}
 TTL=${TTL:-}
 THREADS=${THREADS:-2}
 PROFILE=${PROFILE:-1}
@@ -119,11 +127,21 @@ walk_end() {
     WALK_R=$((WALK_R + WALK_K / LAP)) WALK_K=$((WALK_K % LAP))
 }
 
-# sweeper DB: the command of bench/assign_sweep.sql, one client, from where
-# the clock is now; add -T.
+# sweeper DB: the command of bench/assign_sweep.sql, one client, sweeping at
+# the next virtual minute and every one after; add -T.
 sweeper() {
     echo "pgbench -n -M prepared -c 1 -D t0=$T0 -D step=$STEP -D per_minute=$PER_MINUTE" \
-         "-D next=$((CLOCK + PER_MINUTE)) -f $BENCH_DIR/assign_sweep.sql $1"
+         "-D next=$(( (CLOCK / PER_MINUTE + 1) * PER_MINUTE )) -f $BENCH_DIR/assign_sweep.sql $1"
+}
+
+# minutes_of_requests: pgbench -t for about DURATION seconds of requests at
+# the tps of the last untimed run, rounded up to whole virtual minutes (at
+# least one), at CLIENTS_NOW clients.
+minutes_of_requests() {
+    local minutes
+    minutes=$(awk -v t="$UNTIMED_TPS" -v d="$DURATION" -v m="$PER_MINUTE" 'BEGIN {
+        n = int(t * d / m + 0.999999); print (n < 1) ? 1 : n }')
+    echo $(( (minutes * PER_MINUTE + CLIENTS_NOW - 1) / CLIENTS_NOW ))
 }
 
 # requests DB CLIENTS ASSIGN NAME [pgbench options]: a run of
@@ -137,7 +155,7 @@ requests() {
     if [ "$name" != - ]; then
         MEASURE_SIDE=
         # shellcheck disable=SC2034  # read by measure_pgbench
-        [ "$assign" = 0 ] || MEASURE_SIDE="$(sweeper "$db") -T $DURATION"
+        [ "$assign" = 0 ] || MEASURE_SIDE="$(sweeper "$db") -T 100000"
         MEASURE_EXCLUDE='bench_sweep|last_value' \
             measure_pgbench "$name" "$db" "${WALK[@]}" -D assign="$assign" "$@" -f "$BENCH_DIR/assign_request.sql"
     else
@@ -149,6 +167,7 @@ requests() {
         bg_run pgbench -n -M prepared "${WALK[@]}" -D assign="$assign" "$@" \
             -f "$BENCH_DIR/assign_request.sql" "$db" >"$WORK/untimed.out" 2>&1 ||
             { cat "$WORK/untimed.out" >&2; [ -z "$pid" ] || kill "$pid"; die "untimed run failed"; }
+        UNTIMED_TPS=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/untimed.out")
         [ -z "$pid" ] || { kill "$pid"; wait "$pid" 2>/dev/null || true; }
     fi
     [ "$assign" = 0 ] || walk_end "$db"
@@ -181,6 +200,10 @@ setup_farm() {
     psql_q -d "$db" -c "CREATE TABLE public.bench_host (LIKE allot.host INCLUDING ALL)" \
         -c "INSERT INTO public.bench_host SELECT * FROM allot.host ORDER BY id"
     requests "$db" "${CLIENTS%% *}" 0 - -t "$((NHOSTS / ${CLIENTS%% *}))"
+    if [ "$SETTLE" -gt 0 ]; then
+        say "    $SETTLE more laps (untimed): hosts come and go"
+        requests "$db" "${CLIENTS%% *}" 1 - -t "$((SETTLE * NHOSTS / ${CLIENTS%% *}))"
+    fi
     psql_q -d "$db" -c "VACUUM ANALYZE"
     FARM=$(psql_q -d "$db" -At -c "SELECT format('%s hosts, %s holding an assignment (the others can run nothing); %s active workloads, %s at the top priority, %s in use',
             (SELECT count(*) FROM allot.host), (SELECT count(*) FROM allot.assignment),
@@ -198,18 +221,27 @@ timed() {
     local db=$1 name=$2 assign=$3 sweeps spread
     table_writes "$db" "$TABLES" >"$WORK/writes-before"
     sweeps=$(psql_q -d "$db" -At -c "SELECT count(*) FROM public.bench_sweep")
-    requests "$db" "$CLIENTS_NOW" "$assign" "$name" -T "$DURATION"
+    if [ "$assign" = 1 ]; then
+        requests "$db" "$CLIENTS_NOW" 1 "$name" -t "$(minutes_of_requests)"
+    else
+        requests "$db" "$CLIENTS_NOW" 0 "$name" -T "$DURATION"
+    fi
     ROWS+=("$NHOSTS $NWORKLOADS $CLIENTS_NOW $name $RUN_TPS $RUN_P50 $RUN_P99 $RUN_CPU_US $RUN_STMT $RUN_WAL_B $RUN_WAL_FPI $RUN_OTHERS_PCT")
     say "    $name: $RUN_TPS tps, p50 $RUN_P50 ms, p99 $RUN_P99 ms, $RUN_CPU_US us server CPU/tx; before: $RUN_QUIET; others during: $RUN_OTHERS_PCT% of a CPU"
     [ "$assign" = 1 ] || return 0
 
     # What the requests wrote, per request; how the sweeps went; how far
-    # each client's pace (its share of the transactions) set its hosts'
-    # interval from INTERVAL.
+    # each client's pace set its hosts' interval from INTERVAL: a client
+    # that made n of the m requests of all clients while it ran (per-
+    # transaction log: column 1 the client, 5 and 6 the end time) went
+    # round its share in INTERVAL x m / (clients x n) of virtual time.
     table_writes "$db" "$TABLES" >"$WORK/writes-after"
-    spread=$(cat "$RUN_LOG".* | awk -v i="$INTERVAL" '{ n[$1]++; all++ }
-        END { for (c in n) { k++; if (!lo || n[c] < lo) lo = n[c]; if (n[c] > hi) hi = n[c] }
-              m = all / k; printf "%.0f-%.0f", i * m / hi, i * m / lo }')
+    spread=$(cat "$RUN_LOG".* | awk -v i="$INTERVAL" -v clients="$CLIENTS_NOW" '
+        { t[NR] = $5 + $6 / 1e6; c = $1; n[c]++
+          if (!(c in first) || t[NR] < first[c]) first[c] = t[NR]; if (t[NR] > last[c]) last[c] = t[NR] }
+        END { for (c in n) { m = 0; for (j = 1; j <= NR; j++) if (t[j] >= first[c] && t[j] <= last[c]) m++
+                             v = i * m / (clients * n[c]); if (lo == "" || v < lo) lo = v; if (v > hi) hi = v }
+              printf "%.0f-%.0f", lo, hi }')
     WRITES+=("$NHOSTS $NWORKLOADS $CLIENTS_NOW $(awk -v n="$RUN_N" '
         NR == FNR { ins[$1] = $2; upd[$1] = $3; hot[$1] = $4; del[$1] = $5; next }
         { i[$1] = $2 - ins[$1]; u[$1] = $3 - upd[$1]; h[$1] = $4 - hot[$1]; d[$1] = $5 - del[$1] }
@@ -245,7 +277,8 @@ for config in $CONFIGS; do
         # Apart from the table: track = all slows every statement down.
         say "$NHOSTS hosts, $NWORKLOADS workloads: profile run, ${DURATION}s with pg_stat_statements.track = all"
         psql_q -c "ALTER DATABASE $db SET pg_stat_statements.track = 'all'"
-        requests "$db" "${CLIENTS%% *}" 1 profile -T "$DURATION"
+        CLIENTS_NOW=${CLIENTS%% *}
+        requests "$db" "$CLIENTS_NOW" 1 profile -t "$(minutes_of_requests)"
         psql_q -c "ALTER DATABASE $db RESET pg_stat_statements.track"
         PROFILES+=("$(echo "--- $NHOSTS hosts, $NWORKLOADS workloads, ${CLIENTS%% *} clients: $RUN_N requests," \
                           "$RUN_TPS tps, $RUN_CPU_US us server CPU/request under track = all"
@@ -291,7 +324,7 @@ report() {
     echo
     echo "What the assign runs wrote, per request: host rows updated, assignment rows written (inserted or updated) and deleted,"
     echo "the share of assignment updates that were HOT, workload_usage rows updated and inserted; sweeps in the run and rows"
-    echo "expired per sweep; each host's interval between requests, in virtual seconds, from the slowest to the fastest client."
+    echo "expired per sweep; each host's interval between requests, in virtual seconds, from the fastest client to the slowest."
     printf '%7s %5s %3s %9s %9s %9s %6s %9s %9s %7s %8s %10s\n' hosts wl cl "host upd" "asg wr" "asg del" "HOT%" \
         "usage upd" "usage ins" sweeps "expired" "interval s"
     for r in "${WRITES[@]}"; do

@@ -289,8 +289,8 @@ measure_end() {
 
 # measure_pgbench NAME DB [pgbench options and scripts...]: one timed pgbench
 # run on database DB between measure_begin and measure_end.  MEASURE_SIDE (a
-# command run in the background during the run and waited for, e.g. a
-# sweeper) and MEASURE_EXCLUDE may be set for the call.  Sets what
+# command run in the background during the run and stopped when pgbench
+# ends, e.g. a sweeper) and MEASURE_EXCLUDE may be set for the call.  Sets what
 # measure_end sets, and:
 #   RUN_TPS RUN_N           tps, transactions
 #   RUN_P50 RUN_P99         latency, ms (per-transaction log)
@@ -309,7 +309,12 @@ measure_pgbench() {
         side=$!
     fi
     bg_run pgbench -n -M prepared -l --log-prefix="$prefix" "$@" "$db" >"$RUN_SUMMARY" 2>&1 || rc=$?
-    [ -z "$side" ] || wait "$side" || { cat "$prefix-side.txt" >&2; die "$MEASURE_SIDE failed"; }
+    if [ -n "$side" ]; then
+        # Still running means it did not fail; stopped now, it may say so.
+        kill -0 "$side" 2>/dev/null || wait "$side" || { cat "$prefix-side.txt" >&2; die "$MEASURE_SIDE failed"; }
+        kill "$side" 2>/dev/null || true
+        wait "$side" 2>/dev/null || true
+    fi
     [ "$rc" -eq 0 ] || { cat "$RUN_SUMMARY" >&2; die "pgbench $name failed"; }
     RUN_TPS=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$RUN_SUMMARY" | tail -n 1)
     RUN_N=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$RUN_SUMMARY")
