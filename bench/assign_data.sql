@@ -1,23 +1,32 @@
--- Data for bench/assign.sh: an OpenBench-like farm.  psql variable nhosts
--- (e.g. psql -v nhosts=100000 -f bench/assign_data.sql) sets the fleet size;
--- everything else is fixed, and the random draws are seeded, so a rerun
--- builds the same farm.
+-- Data for bench/assign.sh: an OpenBench-like farm.  psql variables nhosts
+-- (e.g. 100000), nvisitors (about nhosts / churn) and nworkloads (200 or 2000)
+-- set its size; everything else is fixed, and the random draws are seeded,
+-- so a rerun builds the same farm.
 --
 --   8 engines: public ones with OS / CPU flag / compiler requirements, two
 --     private ones that need a host token.
---   200 active assignment workloads (app_id NULL).  Only the highest runnable
+--   nworkloads active assignment workloads (app_id NULL), in the mix below
+--     for 200 and scaled for other counts.  Only the highest runnable
 --     priority matters to a host (seed 000 step 1), so the top priority holds
---     a realistic working set: 40 workloads over 6 engines at priority 2;
---     30 at priority 1 and 130 at priority 0 are what hosts that cannot run
---     the top set fall back to.  Some need 8 threads (SMP), two threads per
---     game (SPSA) or different thread counts (core odds), syzygy tables, or
---     are not time based.
---   nhosts hosts: 1..64 threads, half hyperthreaded, 1 or 2 sockets, mostly
---     Linux, varied CPU flags and compilers, ~15% holding a private token,
---     ~3% noisy, ~5% with a focus list.
--- Then every host is assigned once and heartbeats once (the benchmark
--- measures a farm in service, not a cold start or a bulk load), and the
--- database is vacuumed and analyzed.
+--     a realistic working set: for 200, 40 workloads over 6 engines at
+--     priority 2; 30 at priority 1 and 130 at priority 0 are what hosts that
+--     cannot run the top set fall back to.  Some need 8 threads (SMP), two
+--     threads per game (SPSA) or different thread counts (core odds), syzygy
+--     tables, or are not time based.
+--   nhosts + nvisitors hosts (the visitors, ids above nhosts, take turns
+--     with some of the others in bench/assign_request.sql): 1..64 threads,
+--     half hyperthreaded, 1 or 2 sockets, mostly Linux, varied CPU flags and
+--     compilers, ~15% holding a private token, ~3% noisy, ~5% with a focus
+--     list.  One host in ten (id % 10 = 5) reports no compiler and holds no
+--     token: it can build no engine, so that every request of it finds that
+--     nothing fits (and so do most of the ~3% Darwin hosts).
+--   public.bench_clock: the virtual clock of bench/assign_request.sql, one
+--     tick per request; public.bench_clock_base the baseline's own, so that
+--     the baseline does not age allot's assignments.
+--   public.bench_sweep: one row per expire_assignments() call of
+--     bench/assign_sweep.sql.
+-- No host holds an assignment yet: bench/assign.sh's first lap of requests
+-- assigns them, in the order in which they will keep asking.
 \set ON_ERROR_STOP on
 
 SELECT setseed(0.20240601);
@@ -59,7 +68,7 @@ SELECT format('%s-p%s-%s', e.engine, e.priority, k),
                        ('Stockfish', 0, 30), ('Ethereal', 0, 20), ('Berserk', 0, 15),
                        ('Koivisto', 0, 15), ('Weiss', 0, 15), ('Torch', 0, 10),
                        ('Halogen', 0, 15), ('Altair', 0, 10)) AS v(engine, priority, how_many),
-               generate_series(1, how_many) AS k) AS e;
+               generate_series(1, round(how_many * :nworkloads / 200.0)::int) AS k) AS e;
 
 -- Hosts.  r[] holds independent uniform draws per host.
 INSERT INTO allot.host
@@ -71,11 +80,13 @@ SELECT format('host-%s', i),
             WHEN r[2] < 0.80 THEN '{popcnt,avx2,bmi2}'
             WHEN r[2] < 0.95 THEN '{popcnt,avx2}'
             ELSE '{popcnt}' END::text[],
-       CASE WHEN r[1] >= 0.97 THEN '{"clang": "15.0.0"}'
+       CASE WHEN i % 10 = 5 THEN '{}'
+            WHEN r[1] >= 0.97 THEN '{"clang": "15.0.0"}'
             WHEN r[3] < 0.60 THEN '{"gcc": "12.2.0", "g++": "12.2.0", "clang": "14.0.6"}'
             WHEN r[3] < 0.90 THEN '{"gcc": "11.4.0", "g++": "11.4.0"}'
             ELSE '{"gcc": "9.4.0", "g++": "9.4.0", "clang": "10.0.0"}' END::jsonb,
-       CASE WHEN r[4] < 0.10 THEN '{Torch}'
+       CASE WHEN i % 10 = 5 THEN '{}'
+            WHEN r[4] < 0.10 THEN '{Torch}'
             WHEN r[4] < 0.13 THEN '{Altair}'
             WHEN r[4] < 0.15 THEN '{Torch,Altair}'
             ELSE '{}' END::text[],
@@ -89,59 +100,15 @@ SELECT format('host-%s', i),
             WHEN r[9] < 0.05 THEN '{Berserk,Koivisto}'
             ELSE '{}' END::text[]
   FROM (SELECT i, ARRAY(SELECT random() FROM generate_series(1, 10) WHERE i > 0) AS r
-          FROM generate_series(1, :nhosts) AS i) AS h,
+          FROM generate_series(1, :nhosts + :nvisitors) AS i) AS h,
        LATERAL (SELECT (ARRAY[1, 2, 4, 4, 8, 8, 8, 12, 16, 16, 24, 32, 48, 64])
                        [1 + floor(r[10] * 14)::int] AS threads) AS t;
 
 ANALYZE allot.engine, allot.workload, allot.host;
 
--- Every host asks once, then heartbeats once, each time in a new random
--- order, as in service:
---   * workload_usage then holds a whole fleet's threads (not a cold start);
---   * allot.assignment's rows sit where a farm in service has them, with
---     seen_at and host_id uncorrelated with their physical order, so the
---     planner's statistics are a farm's, not a bulk load's (after the
---     in-order inserts alone, seen_at's correlation would be 1);
---   * small transactions: one transaction updating the same few usage rows
---     thousands of times would leave allot.workload_usage hundreds of pages
---     long (no pruning within a transaction), which no real farm sees.
-CREATE TEMP TABLE visit_order (n bigint PRIMARY KEY, id bigint NOT NULL);
-
-CREATE PROCEDURE pg_temp.visit_hosts(what text)
-LANGUAGE plpgsql AS $$
-DECLARE
-    n      bigint := (SELECT count(*) FROM allot.host);
-    batch  constant int := 50;
-    report bigint := greatest(1000, n / 10);
-    done   bigint := 0;
-    t0     timestamptz := clock_timestamp();
-BEGIN
-    TRUNCATE visit_order;
-    INSERT INTO visit_order
-        SELECT row_number() OVER (), id
-          FROM (SELECT id FROM allot.host ORDER BY random()) AS shuffled;
-    COMMIT;
-    WHILE done < n LOOP
-        IF what = 'assign' THEN
-            PERFORM count(*) FROM visit_order AS o, LATERAL allot.assign_workload(o.id)
-             WHERE o.n > done AND o.n <= done + batch;
-        ELSE
-            PERFORM count(*) FROM visit_order AS o, LATERAL allot.heartbeat(o.id)
-             WHERE o.n > done AND o.n <= done + batch;
-        END IF;
-        COMMIT;
-        done := least(done + batch, n);
-        IF done % report < batch OR done = n THEN
-            RAISE NOTICE '% % of % hosts (% s)',
-                CASE what WHEN 'assign' THEN 'pre-assigned' ELSE 'heartbeat' END, done, n,
-                round(extract(epoch FROM clock_timestamp() - t0)::numeric, 1);
-        END IF;
-    END LOOP;
-END
-$$;
-
-CALL pg_temp.visit_hosts('assign');
-VACUUM allot.assignment;
-CALL pg_temp.visit_hosts('heartbeat');
-DROP TABLE visit_order;
-VACUUM ANALYZE;
+CREATE SEQUENCE public.bench_clock MINVALUE 0 START 0;
+CREATE SEQUENCE public.bench_clock_base MINVALUE 0 START 0;
+CREATE TABLE public.bench_sweep (
+    at      timestamptz NOT NULL,   -- virtual time of the sweep
+    expired bigint NOT NULL         -- what expire_assignments() returned
+);

@@ -18,6 +18,9 @@
 --     NVIDIA GPU of 1e12..1e13 peak FLOPS.
 --   bench_queue: the plain FOR UPDATE SKIP LOCKED dequeue's own table, nqueue
 --     unsent rows with a partial index over the unsent ones.
+--   bench_host: the one-row UPDATE's own table, a copy of allot.host (same
+--     rows, columns, CHECKs and indexes), so that the baseline leaves the
+--     hosts' last_seen alone (request_work writes it when a minute old).
 \set ON_ERROR_STOP on
 
 SELECT setseed(0.20261121);
@@ -83,5 +86,8 @@ CREATE TABLE public.bench_queue (
 INSERT INTO public.bench_queue (id, state)
 SELECT n, 'unsent' FROM generate_series(1, :nqueue) AS n;
 CREATE INDEX bench_queue_unsent_idx ON public.bench_queue (id) WHERE state = 'unsent';
+
+CREATE TABLE public.bench_host (LIKE allot.host INCLUDING ALL);
+INSERT INTO public.bench_host SELECT * FROM allot.host ORDER BY id;
 
 VACUUM ANALYZE;

@@ -33,14 +33,18 @@
 # usage tables, accounts for every job's sends and reports (no job held
 # twice, none lost), the unsent pool, and the debts.
 #
-# Usage: bench/soak.sh
-#   Needs PostgreSQL 15 (initdb, pg_ctl, psql, pgbench) and allot installed
-#   into it (README install step: make && make install).  Builds nothing.
-#   Starts a throwaway cluster in a temp dir (bench/cluster.sh: unix socket
-#   in that dir only, as user postgres when run as root) and removes it on
-#   exit, pass or fail.  Before the lap and the soak it waits until no
-#   pgbench runs on the machine and the 1-minute load average is below
-#   LOAD_MAX.
+# Beside tps and latency, it reports server CPU per transaction, buffers and
+# WAL per transaction over the soak (bench/cluster.sh's measure_begin and
+# measure_end: the transitioner's rounds are in the CPU and WAL, not in the
+# transactions).
+#
+# Usage: bench/soak.sh            (~8 min on a 2-CPU machine)
+#   Needs PostgreSQL 14+ (initdb, pg_ctl, psql, pgbench, pg_stat_statements)
+#   with allot installed into it; builds and installs nothing.  Starts a
+#   throwaway cluster in a temp dir (bench/cluster.sh: unix socket in that
+#   dir only, as user postgres when run as root) and removes it on exit,
+#   pass or fail.  Before the lap and the soak it waits for a quiet machine
+#   (bench/cluster.sh: BUSY_MAX, WAIT_MAX; WAIT_MAX=0 does not wait).
 #   Exit status: 0 when there was no error and every check passed, 1
 #   otherwise.  Whether the rate was steady is reported, not enforced: on a
 #   shared machine it says more about the machine.
@@ -61,9 +65,7 @@
 #                        many of a host's visits into minutes, which the
 #                        default 100 jobs per (host, app version) per day
 #                        would cut short, changing the rate mid-run
-#   LOAD_MAX=2.5         wait for a 1-minute load average below this
-#   WAIT_QUIET=1         0: do not wait for a quiet machine
-#   PG_CONFIG=pg_config  which PostgreSQL installation to use
+#   PG_CONFIG=pg_config  the PostgreSQL installation, and the allot in it
 #
 # The report is also written to bench/out/soak-<date>.txt (git-ignored),
 # and when there were errors the server log of the lap and the soak to
@@ -81,8 +83,6 @@ REPORTS=${REPORTS:-batch}
 EVERY=${EVERY:-5}
 VALIDATE=${VALIDATE:-2000}
 DAILY_QUOTA=${DAILY_QUOTA:-1000}
-LOAD_MAX=${LOAD_MAX:-2.5}
-WAIT_QUIET=${WAIT_QUIET:-1}
 PG_CONFIG=${PG_CONFIG:-pg_config}
 
 read -r W_JOB W_ASSIGN W_HEARTBEAT W_VANISH <<<"$WEIGHTS"
@@ -112,11 +112,6 @@ LOOP_PID=
 stop_loop() { [ -z "$LOOP_PID" ] || kill "$LOOP_PID" 2>/dev/null || true; }
 trap 'stop_loop; cleanup' EXIT
 
-quiet() { [ "$WAIT_QUIET" = 0 ] || wait_quiet "$1"; }
-
-ALLOT_SO="$("$PG_CONFIG" --pkglibdir)/allot.so"
-SO_MTIME=$(date -u -r "$ALLOT_SO" '+%Y-%m-%d %H:%M:%S UTC' 2>/dev/null || echo unknown)
-SO_MD5=$(md5sum <"$ALLOT_SO" 2>/dev/null | cut -c1-12 || echo unknown)
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 mkdir -p "$BENCH_DIR/out" "$WORK/log"
 REPORT="$BENCH_DIR/out/soak-$(date +%Y%m%d-%H%M%S).txt"
@@ -134,12 +129,7 @@ OB_LAST=$((JOB_HOSTS + OB_HOSTS))
 OB_LIVE_LAST=$((JOB_HOSTS + OB_HOSTS - OB_HOSTS / 10))
 VANISH_FIRST=$((JOB_HOSTS - VANISH_HOSTS + 1))
 say "database $DB: $JOB_HOSTS job hosts, 50 job workloads, $NJOBS unsent jobs; $OB_HOSTS OpenBench hosts, 10 assignment workloads"
-psql_q -c "CREATE DATABASE $DB"
-if ! psql_q -d "$DB" -c 'CREATE EXTENSION allot' 2>"$WORK/create_extension.err"; then
-    cat "$WORK/create_extension.err" >&2
-    die "CREATE EXTENSION allot failed: is allot installed into $("$PG_CONFIG" --sharedir)/extension?
-       Install it first (README: make && make install), then rerun."
-fi
+create_bench_db "$DB"
 # Loaded first, so that the values are checked against allot's settings.
 # Set for the database (README), so that every request and every
 # transitioner round, each in its own session, sees debt mode.
@@ -149,7 +139,6 @@ bg_run psql_q -d "$DB" -v nhosts="$JOB_HOSTS" -v njobs="$NJOBS" -v nqueue=0 \
     -f "$BENCH_DIR/dispatch_data.sql" >/dev/null || die "job farm setup failed"
 bg_run psql_q -d "$DB" -v first_host="$OB_FIRST" -v nhosts="$OB_HOSTS" \
     -f "$BENCH_DIR/soak_data.sql" >/dev/null || die "OpenBench farm setup failed"
-EXT_VERSION=$(sql "SELECT extversion FROM pg_extension WHERE extname = 'allot'")
 FARM=$(sql "SELECT format('%s job hosts (%s with a GPU), %s job workloads, %s unsent jobs; %s OpenBench hosts (%s assigned), %s assignment workloads',
         count(*) FILTER (WHERE id < $OB_FIRST),
         (SELECT count(*) FROM allot.host_coproc),
@@ -183,7 +172,7 @@ for sw in "soak_job $W_JOB" "soak_assign $W_ASSIGN" "soak_heartbeat $W_HEARTBEAT
     [ "$weight" -eq 0 ] || { SCRIPTS+=(-f "$BENCH_DIR/$name.sql@$weight"); NAMES+=("$name.sql"); }
 done
 
-quiet lap
+wait_quiet lap
 say "one untimed lap of soak_job.sql over $((LAP * CLIENTS)) job hosts ($LAP visits per client)"
 t0=$SECONDS
 bg_run pgbench -n -M prepared -t "$LAP" -c "$CLIENTS" -j "$JOBS" "${VARS[@]}" \
@@ -200,7 +189,6 @@ psql_q -d "$DB" -c "DO \$\$
             COMMIT;
         END LOOP;
     END \$\$"
-psql_q -d "$DB" -c CHECKPOINT
 
 # ---------------------------------------------------------------------------
 # The soak.
@@ -234,11 +222,11 @@ soak_pgbench() {
         tee "$WORK/soak-summary.txt" | sed -un 's/^progress: /    progress: /p'
 }
 
-quiet soak
 UNSENT_BEFORE=$(sql "SELECT count(*) FROM allot.job WHERE state = 'unsent'")
 MAX_JOB_BEFORE=$(sql "SELECT max(id) FROM allot.job")
 STATES_BEFORE=$(states)
 tables >"$WORK/tables-before.txt"
+measure_begin "$DB"
 S_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 S_START=$(sql "SELECT now()")
 say "soak: ${SOAK}s at $CLIENTS clients, weights job/assign/heartbeat/vanish $W_JOB/$W_ASSIGN/$W_HEARTBEAT/$W_VANISH; transitioner every ${EVERY}s"
@@ -251,7 +239,6 @@ LOOP_PID=
 # A backend that crashed restarts the server (crash recovery): wait for it.
 for _ in $(seq 120); do psql -X -q -d "$DB" -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 1; done
 S_END=$(sql "SELECT now()")
-sleep 1    # let the last backends flush their statistics
 LOG_TO=$(stat -c %s "$WORK/server.log")
 STATES_AFTER=$(states)
 tables >"$WORK/tables-after.txt"
@@ -267,6 +254,8 @@ FAILED=$(summary_value 'number of failed transactions: ')
 SERIAL=$(summary_value 'number of serialization failures: ')
 DEADLOCK=$(summary_value 'number of deadlock failures: ')
 ABORTED=$(grep -c 'aborted in command' "$SUMMARY" || true)
+# Server CPU, buffers and WAL per transaction (the transitioner's included).
+measure_end "$DB" "${TXNS:-1}"
 
 # tps per 10 s interval from -P 10; first and last windows of a minute (of
 # half the run when it is shorter than two minutes, in whole intervals).
@@ -358,24 +347,26 @@ VERDICT=PASS
 # Report.
 
 report() {
-    local script n avg p99 max
-    echo "allot soak benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n)"
-    echo "PostgreSQL $(psql -X -At -c 'SHOW server_version'), $(nproc) CPUs;" \
-         "shared_buffers=1GB, fsync=on, synchronous_commit=on, autovacuum on (defaults), log_lock_waits=on"
-    echo "allot $EXT_VERSION ($ALLOT_SO, md5 $SO_MD5..., modified $SO_MTIME)"
+    local script n avg p99 max hit rd dt wb wr
+    report_header "allot soak benchmark"
+    echo "log_lock_waits=on"
     echo "farm: $FARM"
     echo "settings: $SETTINGS"
     echo "pgbench -n -M prepared -T $SOAK -c $CLIENTS -j $JOBS -P 10 -r --max-tries=1 --failures-detailed --verbose-errors" \
          "${SCRIPTS[*]//$BENCH_DIR\//}" \
          "(after one untimed lap of soak_job.sql over $((LAP * CLIENTS)) job hosts; $VANISH_HOSTS vanishing job hosts; REPORTS=$REPORTS)"
     echo "transitioner: validate up to $VALIDATE done jobs, then run_transitioner(), every ${EVERY}s from its own sessions"
-    echo "load average when the script started: $LOAD_BEFORE; when the soak started: $S_LOAD$([ "$WAIT_QUIET" = 0 ] && echo ' (WAIT_QUIET=0: did not wait for a quiet machine)')"
+    echo "load average when the script started: $LOAD_BEFORE; when the soak started: $S_LOAD ($RUN_QUIET)"
     echo "soak: $S_START .. $S_END"
     echo
     echo "RESULT: $VERDICT ($SERVER_ERRORS errors in the server log, $CLIENT_FAILURES failures seen by clients," \
          "$CHECKS_FAILED failed checks, pgbench exit status $PGBENCH_RC)"
     echo
     printf '%.0f tps over %s transactions\n' "${TPS:-0}" "${TXNS:-0}"
+    read -r hit rd dt wb wr <<<"$RUN_STMT"
+    echo "per transaction: $RUN_CPU_US us server CPU (the transitioner's rounds included); shared buffers $hit hit," \
+         "$rd read, $dt dirtied; statement WAL $wb B in $wr records; WAL in all $RUN_WAL_B B, $RUN_WAL_FPI full-page images;" \
+         "the rest of the machine's busy CPU during the soak: $RUN_OTHERS_PCT% of a CPU"
     echo "$STEADY"
     printf '%10s %10s %14s\n' interval tps "jobs sent/s"
     # One line per 10 s: the -P tps and the jobs sent in the same interval.
@@ -431,9 +422,6 @@ report() {
     echo "checks:"
     awk -F'|' '{ printf "  %s  %s: %s\n", ($2 == "t") ? "PASS" : "FAIL", $1, $3 }' "$WORK/checks.txt"
 }
-if [ "$(date -u -r "$ALLOT_SO" '+%Y-%m-%d %H:%M:%S UTC' 2>/dev/null || echo unknown)" != "$SO_MTIME" ]; then
-    SO_MTIME="$SO_MTIME, REPLACED DURING THE RUN: rerun"
-fi
 report | tee "$REPORT"
 echo "(written to bench/out/${REPORT##*/})"
 if [ "$SERVER_ERRORS" -gt 0 ]; then

@@ -24,8 +24,9 @@
 
 SELECT setseed(0.6);
 
--- dispatch.sh's plain dequeue queue (empty here): not part of this farm.
-DROP TABLE public.bench_queue;
+-- dispatch.sh's plain dequeue queue (empty here) and baseline table: not
+-- part of this farm.
+DROP TABLE public.bench_queue, public.bench_host;
 
 INSERT INTO allot.engine (name, systems, cpu_flags, compiler, compiler_min, private) VALUES
     ('Stockfish', NULL,              '{}',       'g++',   '10',  false),

@@ -18,19 +18,21 @@
 #      summed over 1,000 arrays of 100 values and over 100 arrays of 10,000,
 #      5 times each (median), with both sums checked equal.
 #
-# Usage: bench/transitioner.sh
-#   Needs PostgreSQL 15 (initdb, pg_ctl, psql) and allot installed into it
-#   (README install step: make && make install).  Builds nothing.  Starts a
+# Step 1 also reports server CPU, buffers and WAL per call and per report
+# (bench/cluster.sh's measure_begin and measure_end).
+#
+# Usage: bench/transitioner.sh            (~3 min on a 2-CPU machine)
+#   Needs PostgreSQL 14+ (initdb, pg_ctl, psql, pg_stat_statements) with
+#   allot installed into it; builds and installs nothing.  Starts a
 #   throwaway cluster in a temp dir (unix socket in that dir only), as user
 #   postgres when run as root, and removes it on exit, pass or fail.  Before
-#   each timed step it waits until no pgbench runs on the machine (other
-#   benchmarks) and the 1-minute load average is below LOAD_MAX.
+#   each timed step it waits for a quiet machine (bench/cluster.sh:
+#   BUSY_MAX, WAIT_MAX).
 #
 # Environment:
 #   NAPPS=1000 NJOBS=1000000 NHOSTS=20   data sizes
 #   MAX_CALLS=10000      stop (with an error) after this many calls
-#   LOAD_MAX=2.5         wait for a 1-minute load average below this
-#   PG_CONFIG=pg_config  which PostgreSQL installation to use
+#   PG_CONFIG=pg_config  the PostgreSQL installation, and the allot in it
 #   The allot settings are the defaults (allot.transitioner_batch 10000,
 #   allot.flops_sample_size 100, allot.flops_percentile 0.05).
 #
@@ -41,7 +43,6 @@ NAPPS=${NAPPS:-1000}
 NJOBS=${NJOBS:-1000000}
 NHOSTS=${NHOSTS:-20}
 MAX_CALLS=${MAX_CALLS:-10000}
-LOAD_MAX=${LOAD_MAX:-2.5}
 PG_CONFIG=${PG_CONFIG:-pg_config}
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -54,9 +55,6 @@ sql() { psql_q -d "$DB" -At -c "$1"; }
 # Progress NOTICEs (and any error) come on stderr.
 notices() { sed -u 's/^.*NOTICE:  /    /'; }
 
-ALLOT_SO="$("$PG_CONFIG" --pkglibdir)/allot.so"
-SO_MTIME=$(date -u -r "$ALLOT_SO" '+%Y-%m-%d %H:%M:%S UTC' 2>/dev/null || echo unknown)
-SO_MD5=$(md5sum <"$ALLOT_SO" 2>/dev/null | cut -c1-12 || echo unknown)
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 mkdir -p "$BENCH_DIR/out"
 REPORT="$BENCH_DIR/out/transitioner-$(date +%Y%m%d-%H%M%S).txt"
@@ -66,15 +64,9 @@ REPORT="$BENCH_DIR/out/transitioner-$(date +%Y%m%d-%H%M%S).txt"
 
 t0=$SECONDS
 say "database $DB: $NAPPS apps, $NHOSTS hosts, $NJOBS done jobs (inserted directly, not through report_job)"
-psql_q -c "CREATE DATABASE $DB"
-if ! psql_q -d "$DB" -c 'CREATE EXTENSION allot' 2>"$WORK/create_extension.err"; then
-    cat "$WORK/create_extension.err" >&2
-    die "CREATE EXTENSION allot failed: is allot installed into $("$PG_CONFIG" --sharedir)/extension?
-       Install it first (README: make && make install), then rerun."
-fi
+create_bench_db "$DB"
 bg_run psql_q -d "$DB" -v napps="$NAPPS" -v njobs="$NJOBS" -v nhosts="$NHOSTS" \
     -f "$BENCH_DIR/transitioner_data.sql" >/dev/null || die "data setup failed"
-EXT_VERSION=$(sql "SELECT extversion FROM pg_extension WHERE extname = 'allot'")
 DATA=$(sql "SELECT format('%s apps (%s with a GPU version), %s hosts, %s done jobs not yet sampled (%s on a GPU version)',
         (SELECT count(*) FROM allot.app),
         (SELECT count(DISTINCT app_id) FROM allot.app_version WHERE resource <> 'cpu'),
@@ -94,14 +86,20 @@ say "database $DB ready in $((SECONDS - t0)) s"
 # 1. The transitioner.
 
 sql "CREATE TABLE public.transitioner_calls (call int PRIMARY KEY, ms double precision, result jsonb)" >/dev/null
-psql_q -d "$DB" -c CHECKPOINT
-wait_quiet transitioner
-T_LOAD=$QUIET_LOAD
+measure_begin "$DB"
+T_LOAD="$(cut -d' ' -f1-3 /proc/loadavg), $RUN_QUIET"
 say "run_transitioner() until no report is left"
 t0=$SECONDS
 bg_run psql_q -d "$DB" -v max_calls="$MAX_CALLS" -f "$BENCH_DIR/transitioner_run.sql" 2> >(notices >&2) >/dev/null ||
     die "the transitioner loop failed"
 say "    done in $((SECONDS - t0)) s"
+T_CALLS=$(sql "SELECT count(*) FROM public.transitioner_calls")
+T_READ=$(sql "SELECT sum((result ->> 'reports_read')::bigint) FROM public.transitioner_calls")
+measure_end "$DB" "$T_CALLS"
+T_COST=$(awk -v c="$RUN_CPU_US" -v n="$T_CALLS" -v r="$T_READ" -v w="$RUN_WAL_B" -v s="$RUN_STMT" 'BEGIN {
+    split(s, f, " ")
+    printf "server CPU %.0f ms per call, %.1f us per report; per call: shared buffers %s hit, %s read, %s dirtied; WAL %.1f MB (%.0f B per report)",
+           c / 1000, c * n / r, f[1], f[2], f[3], w / 1048576, w * n / r }')
 
 T_SUMMARY=$(psql_q -d "$DB" -c "\\pset footer off" -c "
     SELECT count(*) AS calls,
@@ -134,7 +132,7 @@ INVARIANTS=$(sql "SELECT coalesce(string_agg(c, E'\n'), '') FROM allot.check_inv
 
 psql_q -d "$DB" -c CHECKPOINT
 wait_quiet percentile
-P_LOAD=$QUIET_LOAD
+P_LOAD="$(cut -d' ' -f1-3 /proc/loadavg), $QUIET"
 say "allot.percentile_disc against percentile_disc WITHIN GROUP, 5 times each"
 bg_run psql_q -d "$DB" -f "$BENCH_DIR/transitioner_percentile.sql" >/dev/null ||
     die "the percentile comparison failed"
@@ -165,18 +163,17 @@ P_RUNS=$(sql "SELECT string_agg(format('%s %s: %s', arrays, method, ms_list), E'
 # Report.
 
 report() {
-    echo "allot transitioner benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n)"
-    echo "PostgreSQL $(psql -X -At -c 'SHOW server_version'), $(nproc) CPUs;" \
-         "shared_buffers=1GB, max_connections=100, fsync=on, synchronous_commit=on (defaults), autovacuum on (defaults)"
-    echo "allot $EXT_VERSION ($ALLOT_SO, md5 $SO_MD5..., modified $SO_MTIME); $SETTINGS"
+    report_header "allot transitioner benchmark"
+    echo "$SETTINGS"
     echo "data: $DATA"
     echo "  (the reports are inserted directly as done rows, as report_job leaves them: generating 1M real reports through report_job would take too long)"
-    echo "load average when the script started: $LOAD_BEFORE; each step waited for no pgbench and a 1-min load < $LOAD_MAX"
+    echo "load average when the script started: $LOAD_BEFORE; each step waited for a quiet machine"
     echo
     echo "1. SELECT allot.run_transitioner() until reports_read = 0, one call per transaction, timed with its COMMIT" \
          "(load average at start: $T_LOAD)"
     echo "$T_SUMMARY"
     echo "$T_DRIFT"
+    echo "$T_COST; the rest of the machine's busy CPU meanwhile: $RUN_OTHERS_PCT% of a CPU"
     echo "$T_CHECK"
     echo "check_invariants(): $([ -z "$INVARIANTS" ] && echo 'empty (ok)' || echo "$INVARIANTS")"
     echo
@@ -186,8 +183,5 @@ report() {
     echo "each run, ms:"
     echo "$P_RUNS" | sed 's/^perc_arrays_100/  1,000 x 100   /; s/^perc_arrays_10k/  100 x 10,000  /'
 }
-if [ "$(date -u -r "$ALLOT_SO" '+%Y-%m-%d %H:%M:%S UTC' 2>/dev/null || echo unknown)" != "$SO_MTIME" ]; then
-    SO_MTIME="$SO_MTIME, REPLACED DURING THE RUN: rerun"
-fi
 report | tee "$REPORT"
 echo "(written to bench/out/${REPORT##*/})"

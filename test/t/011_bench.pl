@@ -1,0 +1,126 @@
+# The benchmarks of bench/ at toy sizes, against the allot installed in the
+# PostgreSQL on PATH (or PG_CONFIG): each must run to the end, and its report
+# must show that it measured what it says it measures:
+#  (a) bench/cluster.sh's server CPU accounting agrees with what a backend
+#      reads of its own CPU time in /proc/self/stat, after the backend has
+#      exited (the postmaster's cutime);
+#  (b) bench/assign.sh names the installed library by its checksum; every
+#      request's host last asked over a minute ago (one host row written per
+#      request) and within the TTL (the interval between a host's requests
+#      stays near INTERVAL); hosts come and go (sweeps expire assignments);
+#      the profile lists allot's inner statements;
+#  (c) bench/dispatch.sh counts about 9 jobs per request (8 CPUs + 1 GPU
+#      asked) and 1 per plain dequeue, prints the fairness table, and its
+#      soak ends with check_invariants() empty and no job held twice.
+# No timing is asserted: the figures depend on the machine.
+use strict;
+use warnings;
+use Digest::SHA;
+use File::Temp qw(tempdir);
+use IPC::Run;
+use Test::More;
+
+my $bench = "$ENV{TESTDIR}/../bench";
+my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
+my $tmp = tempdir(CLEANUP => 1);
+
+# Runs a command with the benchmarks' environment; returns (ok, stdout+stderr).
+sub run_bench
+{
+	my ($cmd, %env) = @_;
+	local %ENV = (%ENV, PG_CONFIG => $pg_config, WAIT_MAX => 0, TMPDIR => $tmp, %env);
+	my $out;
+	my $ok = IPC::Run::run($cmd, '>', \$out, '2>&1');
+	return ($ok, $out);
+}
+
+# (a) The CPU accounting.
+{
+	my $script = "$tmp/cpu.sh";
+	open(my $fh, '>', $script) or die "$script: $!";
+	print $fh <<"EOF";
+set -euo pipefail
+BENCH_DIR=$bench
+source "\$BENCH_DIR/cluster.sh"
+c0=\$(cluster_ticks)
+psql_q -At <<'SQL'
+CREATE TEMP TABLE t0 AS SELECT string_to_array(split_part(pg_read_file('/proc/self/stat'), ') ', 2), ' ') AS f;
+SELECT sum(x) FROM generate_series(1, 10000000) AS x \\g /dev/null
+SELECT 'backend ' || ((f1[12]::int + f1[13]::int) - (f[12]::int + f[13]::int))
+  FROM t0, (SELECT string_to_array(split_part(pg_read_file('/proc/self/stat'), ') ', 2), ' ') AS f1) AS s;
+SQL
+wait_backends_gone postgres
+echo "cluster \$((\$(cluster_ticks) - c0))"
+EOF
+	close $fh;
+	my ($ok, $out) = run_bench([ 'bash', $script ]);
+	ok($ok, 'the CPU accounting check runs') or diag($out);
+	my ($backend) = $out =~ /^backend (\d+)$/m;
+	my ($cluster) = $out =~ /^cluster (\d+)$/m;
+	ok(defined $backend && $backend >= 10, 'the query used CPU that the backend can see')
+	  or diag($out);
+	ok(defined $cluster && $cluster >= $backend && $cluster <= $backend * 1.1 + 10,
+		'the cluster\'s CPU, the exited backend included, is the backend\'s own and a little more')
+	  or diag("backend $backend ticks, cluster $cluster ticks");
+}
+
+my $so = `$pg_config --pkglibdir`;
+chomp $so;
+my $sha = substr(Digest::SHA->new(256)->addfile("$so/allot.so")->hexdigest, 0, 16);
+
+# (b) assign_workload: 2,000 hosts and 40 workloads, 8 clients, hosts asking
+# every 90 s of virtual time, one position in 10 alternating.
+{
+	my ($ok, $out) = run_bench([ 'bash', "$bench/assign.sh" ],
+		CONFIGS => '2000x40', CLIENTS => 8, DURATION => 3, WARMUP => 0,
+		CHURN => 10, INTERVAL => 90, PROFILE => 1);
+	ok($ok, 'bench/assign.sh runs') or diag($out);
+	like($out, qr/sha256 \Q$sha\E\.\.\./, 'the report names the installed allot.so by its checksum');
+	for my $run (qw(update assign))
+	{
+		my ($tps, $p50, $p99, $cpu) =
+		  $out =~ /^\s*2000\s+40\s+8\s+$run\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s/m;
+		ok(defined $cpu && $tps > 0 && $p50 <= $p99 && $cpu > 0,
+			"$run: tps, p50 <= p99 and server CPU per transaction are reported")
+		  or diag($out);
+	}
+	my ($host_upd, $sweeps, $expired, $lo, $hi) =
+	  $out =~ /^\s*2000\s+40\s+8\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+\d+\s+[\d.]+\s+[\d.]+\s+(\d+)\s+(\d+)\s+(\d+)-(\d+)$/m;
+	ok(defined $host_upd && $host_upd >= 0.95,
+		'every request finds its host last seen over a minute ago: it writes the host row')
+	  or diag($out);
+	ok(defined $lo && $lo >= 60 && $hi <= 120,
+		"a host asks every 60..120 virtual seconds (over a minute, within the TTL): $lo-$hi")
+	  or diag($out);
+	ok(defined $sweeps && $sweeps >= 1 && $expired >= 1, 'hosts come and go: sweeps expire assignments')
+	  or diag($out);
+	like($out, qr/inner \| UPDATE allot\.host SET last_workload_id/,
+		'the profile lists allot\'s inner statements');
+	like($out, qr/^\s+2000 hosts,\s+40 workloads: assign \/ update = [\d.]+ in tps/m,
+		'the targets are judged');
+}
+
+# (c) request_work: 2,000 hosts, 60,000 jobs, a 20 s soak in 10 s windows.
+{
+	my ($ok, $out) = run_bench([ 'bash', "$bench/dispatch.sh" ],
+		NHOSTS => 2000, NJOBS => 60000, NQUEUE => 20000, SOAK_HOSTS => 800,
+		CLIENTS => 4, DURATION => 2, WARMUP => 0, SOAK => 20, WINDOW => 10, PROFILE => 0);
+	ok($ok, 'bench/dispatch.sh runs') or diag($out);
+	like($out, qr/sha256 \Q$sha\E\.\.\./, 'the report names the installed allot.so by its checksum');
+	my ($dequeue) = $out =~ /^dequeue\s+\d+\s+([\d.]+)\s/m;
+	my ($dispatch, $us_job) = $out =~ /^dispatch\s+\d+\s+([\d.]+)\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s/m;
+	is($dequeue, '1.00', 'the plain dequeue takes one job per transaction');
+	ok(defined $dispatch && $dispatch > 5 && $dispatch <= 9,
+		'a request for 8 CPUs and 1 GPU is sent up to 9 jobs, counted')
+	  or diag($out);
+	ok(defined $us_job && $us_job > 0, 'server CPU per job is reported') or diag($out);
+	like($out, qr/mean \|use\/tp - 1\|/, 'the fairness table is printed');
+	my @windows = $out =~ /^\s+\d+s\s+\d+\s+(\d+)\s+[\d.]+\s+\d+\s+[\d.]+$/mg;
+	ok(@windows == 2 && $windows[0] > 0 && $windows[1] > 0, 'the soak sends jobs in each of its two windows')
+	  or diag($out);
+	like($out, qr/^check_invariants\(\): empty \(ok\)$/m, 'check_invariants() is empty after the soak');
+	my ($rows, $ids) = $out =~ /^jobs in progress: (\d+) rows, (\d+) distinct ids$/m;
+	ok(defined $rows && $rows == $ids, 'no job is in progress twice') or diag($out);
+}
+
+done_testing();
