@@ -59,3 +59,25 @@ UPDATE allot.workload_usage SET threads = threads + 1;
 SELECT * FROM allot.check_invariants();
 UPDATE allot.workload_usage SET threads = threads - 1;
 SELECT * FROM allot.check_invariants();
+
+-- A request that meets lapsed assignments of its candidates stops counting
+-- them after its own write (the transitioner would, within a minute), so
+-- that later requests need not subtract them again; its answer is exact
+-- either way.  Hosts 10 and 11 were seen at 00:20, host 12 at 00:21:30; at
+-- 00:22:10 hosts 10 and 11 have lapsed, host 12 has not.
+SELECT reset_farm();
+INSERT INTO allot.workload (id, engine) VALUES (1, 'E');
+INSERT INTO allot.host (id, threads) VALUES (10, 8), (11, 4), (12, 2), (13, 1);
+SELECT put(10, 1, '2026-01-01 00:20:00+00'), put(11, 1, '2026-01-01 00:20:00+00'),
+       put(12, 1, '2026-01-01 00:21:30+00');
+SELECT workload_id, threads FROM allot.explain_assignment(13, '2026-01-01 00:22:10+00');
+SELECT workload_id FROM allot.assign_workload(13, '2026-01-01 00:22:10+00', seed => 1);
+SELECT host_id, counted FROM allot.assignment ORDER BY 1;
+SELECT workload_id, threads, hosts FROM allot.workload_usage ORDER BY 1;
+SELECT count(*) AS watched_lapsed FROM allot.assignment_watch w JOIN allot.assignment a USING (host_id)
+ WHERE NOT a.counted;
+SELECT * FROM allot.check_invariants();
+-- A heartbeat counts host 10 again.
+SELECT allot.heartbeat(10, '2026-01-01 00:22:20+00');
+SELECT workload_id, threads, hosts FROM allot.workload_usage ORDER BY 1;
+SELECT * FROM allot.check_invariants();

@@ -72,7 +72,11 @@ typedef struct RequestSelection
 	Unfit	   *unfit;			/* per cache workload */
 	const EngineNeeds **unfit_engine;	/* the engine an engine check failed on */
 	Selection	selection;
+	bool		lapsed;			/* some candidates' counted assignments lapsed */
 } RequestSelection;
+
+/* Lapsed assignments a request stops counting at most (allot_sweep_lapsed). */
+#define SWEEP_PER_REQUEST 64
 
 static SPIPlanPtr host_read_plan = NULL;
 static SPIPlanPtr update_plan = NULL;
@@ -309,6 +313,7 @@ read_usage(RequestSelection *rs, const RequestHost *host, TimestampTz cutoff,
 			   *focus_threads;
 	int			nids = 0;
 
+	rs->lapsed = false;
 	for (int i = 0; i < rs->n; i++)
 	{
 		rs->cand[i].threads = 0;
@@ -321,7 +326,7 @@ read_usage(RequestSelection *rs, const RequestHost *host, TimestampTz cutoff,
 	qsort(ids, nids, sizeof(int64), allot_compare_int64);
 	threads = palloc0(sizeof(double) * nids);
 	focus_threads = palloc0(sizeof(double) * nids);
-	allot_assignment_usage(ids, nids, cutoff, writer, threads, focus_threads);
+	rs->lapsed = allot_assignment_usage(ids, nids, cutoff, writer, threads, focus_threads);
 
 	for (int i = 0; i < rs->n; i++)
 	{
@@ -609,6 +614,14 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 			tuple = heap_form_tuple(funcctx->tuple_desc, values, nulls);
 			MemoryContextSwitchTo(old);
 		}
+
+		/*
+		 * Assignments that lapsed unswept cost every request a subtraction:
+		 * the first to meet them stops counting a few, after its own writes
+		 * and without waiting for anything.
+		 */
+		if (rs.lapsed)
+			(void) allot_sweep_lapsed(cutoff, SWEEP_PER_REQUEST);
 		SPI_finish();
 		funcctx->user_fctx = tuple;
 		funcctx->max_calls = tuple ? 1 : 0;

@@ -67,6 +67,10 @@ static SPIPlanPtr claim_plan = NULL;
 static SPIPlanPtr reaches_plan = NULL;
 static SPIPlanPtr rebuild_plan = NULL;
 static SPIPlanPtr sweep_plan = NULL;
+static SPIPlanPtr lapsed_plan = NULL;
+static SPIPlanPtr usage_lock_plan = NULL;
+static SPIPlanPtr expire_many_plan = NULL;
+static SPIPlanPtr unwatch_plan = NULL;
 
 /*
  * Is there a watch list?  Not in a schema older than 0.5.0, which the same
@@ -180,6 +184,48 @@ prepare_watch_plans(void)
 								 " WHERE a.counted AND a.seen_at < $1",
 								 1, time_only);
 
+	/*
+	 * A request's own sweep (allot_sweep_lapsed): lapsed assignments among
+	 * the watched, and then their workloads' usage rows, both taken only if
+	 * nobody holds them; the assignments of the usage rows it got are no
+	 * longer counted, and their entries leave the list (again skipping any
+	 * a rebuild is deleting).
+	 */
+	{
+		Oid			time_limit[2] = {TIMESTAMPTZOID, INT4OID};
+		Oid			ids_only[1] = {INT8ARRAYOID};
+
+		lapsed_plan = allot_prepare(
+									"SELECT a.host_id, a.workload_id"
+									"  FROM allot.assignment_horizon h"
+									"  JOIN allot.assignment_watch w"
+									"    ON w.generation = h.generation AND w.seen_at < $1"
+									"  JOIN allot.assignment a"
+									"    ON a.host_id = w.host_id AND a.counted AND a.seen_at < $1"
+									" WHERE $1 <= h.watched_below"
+									" ORDER BY a.workload_id, a.host_id LIMIT $2"
+									"   FOR UPDATE OF a SKIP LOCKED",
+									2, time_limit);
+		usage_lock_plan = allot_prepare(
+										"SELECT workload_id FROM allot.workload_usage"
+										" WHERE workload_id = ANY ($1)"
+										" ORDER BY workload_id FOR UPDATE SKIP LOCKED",
+										1, ids_only);
+		expire_many_plan = allot_prepare(
+										 "UPDATE allot.assignment SET counted = false"
+										 " WHERE host_id = ANY ($1) AND counted AND seen_at < $2",
+										 2, ids_time);
+		unwatch_plan = allot_prepare(
+									 "DELETE FROM allot.assignment_watch w"
+									 " USING (SELECT x.generation, x.host_id"
+									 "          FROM allot.assignment_horizon h"
+									 "          JOIN allot.assignment_watch x"
+									 "            ON x.generation = h.generation AND x.host_id = ANY ($1)"
+									 "           FOR UPDATE OF x SKIP LOCKED) d"
+									 " WHERE w.generation = d.generation AND w.host_id = d.host_id",
+									 1, ids_only);
+	}
+
 	sweep_plan = allot_prepare(
 							   "SELECT a.host_id"
 							   "  FROM allot.assignment_horizon h"
@@ -228,7 +274,7 @@ watch_reaches(TimestampTz cutoff)
  * kind 1 subtracts); returns the horizon a kind 1 row carried, if any.
  */
 static TimestampTz
-add_rows(const int64 *ids, int n, double *threads, double *focus_threads)
+add_rows(const int64 *ids, int n, double *threads, double *focus_threads, bool *lapsed)
 {
 	TimestampTz horizon = DT_NOBEGIN;
 
@@ -252,6 +298,8 @@ add_rows(const int64 *ids, int n, double *threads, double *focus_threads)
 		hit = bsearch(&want, ids, n, sizeof(int64), allot_compare_int64);
 		if (hit == NULL)
 			continue;
+		if (kind == 1)
+			*lapsed = true;
 		threads[hit - ids] += (kind == 0 ? 1 : -1) *
 			DatumGetFloat8(SPI_getbinval(t, d, 3, &isnull));
 		focus_threads[hit - ids] += (kind == 0 ? 1 : -1) *
@@ -262,13 +310,13 @@ add_rows(const int64 *ids, int n, double *threads, double *focus_threads)
 
 static void
 read_rows(SPIPlanPtr plan, Datum *args, bool fresh, const int64 *ids, int n,
-		  double *threads, double *focus_threads, TimestampTz *horizon)
+		  double *threads, double *focus_threads, TimestampTz *horizon, bool *lapsed)
 {
 	TimestampTz h;
 
 	if (SPI_execute_plan(plan, args, NULL, !fresh, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.workload_usage");
-	h = add_rows(ids, n, threads, focus_threads);
+	h = add_rows(ids, n, threads, focus_threads, lapsed);
 	if (horizon != NULL)
 		*horizon = h;
 }
@@ -277,19 +325,22 @@ read_rows(SPIPlanPtr plan, Datum *args, bool fresh, const int64 *ids, int n,
  * The counted threads and focus threads of the workloads ids[0..n) (sorted)
  * at this cutoff, into threads[] and focus_threads[] (zeroed by the caller).
  * A writer, which is about to write anyway, rebuilds the watch list when the
- * cutoff has passed it; a reader scans instead.  The caller is connected to
- * SPI; a writer reads with a fresh snapshot.
+ * cutoff has passed it; a reader scans instead.  Returns whether some of
+ * these workloads' counted assignments had lapsed (the caller may sweep
+ * them: allot_sweep_lapsed).  The caller is connected to SPI; a writer
+ * reads with a fresh snapshot.
  */
-void
+bool
 allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 					   double *threads, double *focus_threads)
 {
 	Datum	   *d = palloc(sizeof(Datum) * (n + 1));
 	Datum		args[2];
 	TimestampTz horizon;
+	bool		lapsed = false;
 
 	if (n == 0)
-		return;
+		return false;
 	for (int i = 0; i < n; i++)
 		d[i] = Int64GetDatum(ids[i]);
 	args[0] = PointerGetDatum(construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
@@ -299,20 +350,107 @@ allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 	if (has_watch())
 	{
 		prepare_watch_plans();
-		read_rows(usage_plan, args, writer, ids, n, threads, focus_threads, &horizon);
+		read_rows(usage_plan, args, writer, ids, n, threads, focus_threads, &horizon, &lapsed);
 		if (cutoff <= horizon)
-			return;
+			return lapsed;
 		/* The list does not reach this cutoff: start again without it. */
 		memset(threads, 0, sizeof(double) * n);
 		memset(focus_threads, 0, sizeof(double) * n);
+		lapsed = false;
 		if (writer && rebuild_watch(cutoff))
 		{
-			read_rows(usage_plan, args, true, ids, n, threads, focus_threads, NULL);
-			return;
+			read_rows(usage_plan, args, true, ids, n, threads, focus_threads, NULL, &lapsed);
+			return lapsed;
 		}
 	}
-	read_rows(usage_only_plan, args, writer, ids, n, threads, focus_threads, NULL);
-	read_rows(lapsed_scan_plan, args, writer, ids, n, threads, focus_threads, NULL);
+	read_rows(usage_only_plan, args, writer, ids, n, threads, focus_threads, NULL, &lapsed);
+	read_rows(lapsed_scan_plan, args, writer, ids, n, threads, focus_threads, NULL, &lapsed);
+	return lapsed;
+}
+
+/* Drop the entries of these hosts from the current list, skipping any that
+ * a rebuild holds (it is deleting the whole generation anyway). */
+static void
+unwatch(Datum host_ids)
+{
+	if (SPI_execute_plan(unwatch_plan, &host_ids, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not update allot.assignment_watch");
+}
+
+/*
+ * A request that met lapsed assignments stops counting up to `limit` of
+ * them, as the transitioner's sweep would within a minute, so that the
+ * requests after it need not each subtract them again.  It runs after the
+ * request's own writes and waits for nothing: it takes only assignment and
+ * usage rows nobody holds (SKIP LOCKED), so it adds no edge to the lock
+ * order (entry.h) and cannot deadlock.  Returns how many it expired.
+ */
+int64
+allot_sweep_lapsed(TimestampTz cutoff, int limit)
+{
+	Datum		args[2] = {TimestampTzGetDatum(cutoff), Int32GetDatum(limit)};
+	int64	   *hosts;
+	int64	   *workloads;
+	Datum	   *d;
+	int			n;
+	int			nw = 0;
+	int			ne = 0;
+
+	if (!has_watch())
+		return 0;
+	prepare_common_plans();
+	prepare_watch_plans();
+	if (SPI_execute_plan(lapsed_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read lapsed assignments");
+	n = (int) SPI_processed;
+	if (n == 0)
+		return 0;
+
+	/* (host, workload) pairs, in workload order; the workloads once each. */
+	hosts = palloc(sizeof(int64) * n);
+	workloads = palloc(sizeof(int64) * n);
+	d = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+		int64		w;
+
+		hosts[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		w = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+		workloads[i] = w;
+		if (nw == 0 || DatumGetInt64(d[nw - 1]) != w)
+			d[nw++] = Int64GetDatum(w);
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	args[0] = PointerGetDatum(construct_array(d, nw, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	if (SPI_execute_plan(usage_lock_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock allot.workload_usage");
+
+	/* The hosts whose workload's usage row this transaction holds now. */
+	for (int i = 0; i < n; i++)
+	{
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			bool		isnull;
+
+			if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1,
+											&isnull)) == workloads[i])
+			{
+				d[ne++] = Int64GetDatum(hosts[i]);
+				break;
+			}
+		}
+	}
+	if (ne == 0)
+		return 0;
+	args[0] = PointerGetDatum(construct_array(d, ne, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[1] = TimestampTzGetDatum(cutoff);
+	if (SPI_execute_plan(expire_many_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not expire assignments");
+	n = (int) SPI_processed;
+	unwatch(args[0]);
+	return n;
 }
 
 /*
@@ -327,6 +465,8 @@ allot_expire_assignments_upto(TimestampTz cutoff, int64 limit)
 	Datum		args[2];
 	int64		expired = 0;
 	SPIPlanPtr	find;
+	Datum	   *gone;
+	int			ngone;
 
 	allot_lock_for_write("assignment");
 	prepare_common_plans();
@@ -349,6 +489,8 @@ allot_expire_assignments_upto(TimestampTz cutoff, int64 limit)
 		if (n == 0)
 			break;
 		batch = SPI_tuptable;
+		gone = palloc(sizeof(Datum) * n);
+		ngone = 0;
 		for (uint64 i = 0; i < n && expired < limit; i++)
 		{
 			bool		isnull;
@@ -357,7 +499,14 @@ allot_expire_assignments_upto(TimestampTz cutoff, int64 limit)
 			if (SPI_execute_plan(expire_one_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
 				elog(ERROR, "could not expire an assignment");
 			expired += (int64) SPI_processed;
+			if (SPI_processed > 0)
+				gone[ngone++] = args[0];
 		}
+		/* What no longer counts leaves the list: no request visits it again. */
+		if (find == sweep_plan && ngone > 0)
+			unwatch(PointerGetDatum(construct_array(gone, ngone, INT8OID, 8,
+													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)));
+		pfree(gone);
 		SPI_freetuptable(batch);
 		CHECK_FOR_INTERRUPTS();
 	}

@@ -16,9 +16,10 @@
 #include "settings.h"
 
 /* assignment_usage.c: what assignments count for now, and their sweep. */
-extern void allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
+extern bool allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 								   double *threads, double *focus_threads);
 extern int64 allot_expire_assignments_upto(TimestampTz cutoff, int64 limit);
+extern int64 allot_sweep_lapsed(TimestampTz cutoff, int limit);
 
 /* qsort/bsearch comparator of int64s (ids). */
 extern int	allot_compare_int64(const void *a, const void *b);
