@@ -189,7 +189,8 @@ prepare_watch_plans(void)
 	 * the watched, and then their workloads' usage rows, both taken only if
 	 * nobody holds them; the assignments of the usage rows it got are no
 	 * longer counted, and their entries leave the list (again skipping any
-	 * a rebuild is deleting).
+	 * a rebuild is deleting).  Nothing waits, so no order is needed, and
+	 * the first `limit` found will do: the scan stops there.
 	 */
 	{
 		Oid			time_limit[2] = {TIMESTAMPTZOID, INT4OID};
@@ -203,8 +204,7 @@ prepare_watch_plans(void)
 									"  JOIN allot.assignment a"
 									"    ON a.host_id = w.host_id AND a.counted AND a.seen_at < $1"
 									" WHERE $1 <= h.watched_below"
-									" ORDER BY a.workload_id, a.host_id LIMIT $2"
-									"   FOR UPDATE OF a SKIP LOCKED",
+									" LIMIT $2 FOR UPDATE OF a SKIP LOCKED",
 									2, time_limit);
 		usage_lock_plan = allot_prepare(
 										"SELECT workload_id FROM allot.workload_usage"
@@ -406,7 +406,7 @@ allot_sweep_lapsed(TimestampTz cutoff, int limit)
 	if (n == 0)
 		return 0;
 
-	/* (host, workload) pairs, in workload order; the workloads once each. */
+	/* (host, workload) pairs; their workloads (= ANY takes repeats). */
 	hosts = palloc(sizeof(int64) * n);
 	workloads = palloc(sizeof(int64) * n);
 	d = palloc(sizeof(Datum) * n);
@@ -418,8 +418,7 @@ allot_sweep_lapsed(TimestampTz cutoff, int limit)
 		hosts[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
 		w = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
 		workloads[i] = w;
-		if (nw == 0 || DatumGetInt64(d[nw - 1]) != w)
-			d[nw++] = Int64GetDatum(w);
+		d[nw++] = Int64GetDatum(w);
 	}
 	SPI_freetuptable(SPI_tuptable);
 
