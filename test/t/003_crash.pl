@@ -32,7 +32,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-use AllotLoad qw(farm_problems child_processes processes_gone);
+use AllotLoad qw(farm_problems debt_tops child_processes processes_gone);
 
 my $node = PostgreSQL::Test::Cluster->new('crash');
 $node->init;
@@ -466,15 +466,7 @@ SELECT (SELECT count(*) FROM allot.job WHERE host_id = $open_host)
 	# of a fold must not leave it half done.
 	if ($debt)
 	{
-		is( $node->safe_psql(
-				'postgres', q{
-SELECT count(*) > 0,
-       coalesce(string_agg(format('%s/%s: %s', resource, jobs, top), ', ')
-                    FILTER (WHERE top <> 0), '')
-  FROM (SELECT c.resource, w.app_id IS NOT NULL AS jobs, max(c.debt) AS top
-          FROM allot.workload_credit c JOIN allot.workload w ON w.id = c.workload_id
-         GROUP BY 1, 2) t}),
-			't|',
+		is(debt_tops($node, 'postgres'), 't|',
 			"$label: debts were kept, and the largest of each resource is 0");
 	}
 	is($node->safe_psql('postgres', $truth_sql),

@@ -43,7 +43,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-use AllotLoad qw(farm_problems);
+use AllotLoad qw(farm_problems debt_tops);
 
 my $seconds = $ENV{ALLOT_CONCURRENCY_SECONDS} // 15;
 # The fairness modes to run, in turn (to chase one mode's failure).
@@ -552,16 +552,7 @@ SELECT DISTINCT ON (operation, sqlstate)
 		"$mode: check_invariants() is empty and every job agrees with its state");
 	if ($mode eq 'debt')
 	{
-		$ok &= is(
-			$node->safe_psql(
-				'postgres', q{
-SELECT count(*) > 0,
-       coalesce(string_agg(format('%s/%s: %s', resource, jobs, top), ', ')
-                    FILTER (WHERE top <> 0), '')
-  FROM (SELECT c.resource, w.app_id IS NOT NULL AS jobs, max(c.debt) AS top
-          FROM allot.workload_credit c JOIN allot.workload w ON w.id = c.workload_id
-         GROUP BY 1, 2) t}),
-			't|',
+		$ok &= is(debt_tops($node, 'postgres'), 't|',
 			"$mode: after a last fold, the largest debt of each resource is 0");
 	}
 	diag($summary) unless $ok;

@@ -7,7 +7,7 @@ use strict;
 use warnings FATAL => 'all';
 use Exporter 'import';
 
-our @EXPORT_OK = qw(farm_problems child_processes processes_gone);
+our @EXPORT_OK = qw(farm_problems debt_tops child_processes processes_gone);
 
 # One line per job whose row contradicts its state or its reports.  Every
 # rule follows from what request_work, report_job and run_transitioner
@@ -72,6 +72,22 @@ sub farm_problems
 	return $node->safe_psql($db,
 		"SELECT * FROM allot.check_invariants() UNION ALL $job_problems ORDER BY 1"
 	);
+}
+
+# debt_tops($node, $db): 't|' when there are credit rows and the largest
+# debt of each resource (per kind of workload) is 0, as every fold leaves
+# it; otherwise the resources whose largest debt is not, with it.
+sub debt_tops
+{
+	my ($node, $db) = @_;
+	return $node->safe_psql(
+		$db, q{
+SELECT count(*) > 0,
+       coalesce(string_agg(format('%s/%s: %s', resource, jobs, top), ', ')
+                    FILTER (WHERE top <> 0), '')
+  FROM (SELECT c.resource, w.app_id IS NOT NULL AS jobs, max(c.debt) AS top
+          FROM allot.workload_credit c JOIN allot.workload w ON w.id = c.workload_id
+         GROUP BY 1, 2) t});
 }
 
 # child_processes($pid): the processes whose parent is $pid (Linux /proc).

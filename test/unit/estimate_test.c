@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "estimate.h"
+#include "tap.h"
 
 static bool
 near(double got, double want)
@@ -87,11 +88,7 @@ t_estimate_and_bound(void)
 		near(allot_stdev(1, 5), 0) && near(allot_stdev(3, -1), 0);
 }
 
-static const struct
-{
-	const char *name;
-	bool		(*fn) (void);
-}			tests[] =
+static const UnitTest tests[] =
 {
 	{"reported app units: x2 band around the prediction before any report", t_clamp_no_history},
 	{"reported app units: x2 band around the app's mean ratio", t_clamp_around_mean},
@@ -103,17 +100,5 @@ static const struct
 int
 main(void)
 {
-	int			n = (int) (sizeof(tests) / sizeof(tests[0]));
-	int			failed = 0;
-
-	printf("1..%d\n", n);
-	for (int i = 0; i < n; i++)
-	{
-		bool		good = tests[i].fn();
-
-		printf("%s %d - %s\n", good ? "ok" : "not ok", i + 1, tests[i].name);
-		if (!good)
-			failed++;
-	}
-	return failed == 0 ? 0 : 1;
+	return run_tests(tests, (int) (sizeof(tests) / sizeof(tests[0])));
 }

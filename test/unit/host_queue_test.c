@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "host_queue.h"
+#include "tap.h"
 
 #define FAR 1e9					/* a deadline nobody misses */
 #define MAX_JOBS 200000
@@ -835,11 +836,7 @@ t_against_model(void)
 
 /* ------------------------------------------------------------------ main */
 
-static const struct
-{
-	const char *name;
-	bool		(*fn) (void);
-}			tests[] =
+static const UnitTest tests[] =
 {
 	{"empty host: all idle, whole buffer short, saturated 0", t_empty_host},
 	{"one CPU job on a 1-CPU host", t_one_job},
@@ -866,17 +863,5 @@ static const struct
 int
 main(void)
 {
-	int			n = (int) (sizeof(tests) / sizeof(tests[0]));
-	int			failed = 0;
-
-	printf("1..%d\n", n);
-	for (int i = 0; i < n; i++)
-	{
-		bool		good = tests[i].fn();
-
-		printf("%s %d - %s\n", good ? "ok" : "not ok", i + 1, tests[i].name);
-		if (!good)
-			failed++;
-	}
-	return failed == 0 ? 0 : 1;
+	return run_tests(tests, (int) (sizeof(tests) / sizeof(tests[0])));
 }
