@@ -321,7 +321,9 @@ measure_pgbench() {
     [ -n "$RUN_TPS" ] && [ -n "$RUN_N" ] && [ "$RUN_N" -gt 0 ] ||
         { cat "$RUN_SUMMARY" >&2; die "no transactions in the output of pgbench $name"; }
     if grep -q '^number of failed transactions: [1-9]' "$RUN_SUMMARY"; then
-        cat "$RUN_SUMMARY" >&2; die "pgbench $name had failed transactions"
+        cat "$RUN_SUMMARY" >&2
+        grep -A12 -E 'ERROR' "$WORK/server.log" | tail -n 60 >&2
+        die "pgbench $name had failed transactions"
     fi
     measure_end "$db" "$RUN_N"
     read -r RUN_P50 RUN_P99 < <(latency_percentiles "$prefix".*)

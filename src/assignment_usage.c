@@ -35,12 +35,15 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 #include "utils/timestamp.h"
 
 #include "entry.h"
@@ -378,15 +381,12 @@ unwatch(Datum host_ids)
 }
 
 /*
- * A request that met lapsed assignments stops counting up to `limit` of
- * them, as the transitioner's sweep would within a minute, so that the
- * requests after it need not each subtract them again.  It runs after the
- * request's own writes and waits for nothing: it takes only assignment and
- * usage rows nobody holds (SKIP LOCKED), so it adds no edge to the lock
- * order (entry.h) and cannot deadlock.  Returns how many it expired.
+ * The sweep itself: lapsed assignments among the watched, taken SKIP LOCKED;
+ * their workloads' usage rows, SKIP LOCKED; those whose usage row this
+ * transaction holds stop counting and leave the list.  Returns how many.
  */
-int64
-allot_sweep_lapsed(TimestampTz cutoff, int limit)
+static int64
+sweep_lapsed(TimestampTz cutoff, int limit)
 {
 	Datum		args[2] = {TimestampTzGetDatum(cutoff), Int32GetDatum(limit)};
 	int64	   *hosts;
@@ -396,10 +396,6 @@ allot_sweep_lapsed(TimestampTz cutoff, int limit)
 	int			nw = 0;
 	int			ne = 0;
 
-	if (!has_watch())
-		return 0;
-	prepare_common_plans();
-	prepare_watch_plans();
 	if (SPI_execute_plan(lapsed_plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read lapsed assignments");
 	n = (int) SPI_processed;
@@ -450,6 +446,68 @@ allot_sweep_lapsed(TimestampTz cutoff, int limit)
 	n = (int) SPI_processed;
 	unwatch(args[0]);
 	return n;
+}
+
+/*
+ * A request that met lapsed assignments stops counting up to `limit` of
+ * them, as the transitioner's sweep would within a minute, so that the
+ * requests after it need not each subtract them again.  It runs after the
+ * request's own writes, and it must not wait: the usage rows it takes are
+ * out of the lock order (entry.h), held by a transaction whose own writes
+ * hold others.  SKIP LOCKED is not quite enough, since locking a row that
+ * a committed transaction updated can still wait for a transaction that
+ * holds a lock on a newer version of it (bench/assign.sh at 1,000 hosts and
+ * 32 clients found such deadlocks).  So it runs in a subtransaction with a
+ * lock_timeout of SWEEP_LOCK_TIMEOUT: if it would wait, it gives up, its
+ * locks go, and the request commits without it; a later request or the
+ * transitioner sweeps those rows.  Returns how many it expired.
+ */
+#define SWEEP_LOCK_TIMEOUT "1ms"
+
+int64
+allot_sweep_lapsed(TimestampTz cutoff, int limit)
+{
+	MemoryContext caller_context = CurrentMemoryContext;
+	ResourceOwner caller_owner = CurrentResourceOwner;
+	int64		expired = 0;
+	int			guc_level;
+
+	if (!has_watch())
+		return 0;
+	prepare_common_plans();
+	prepare_watch_plans();
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(caller_context);
+	guc_level = NewGUCNestLevel();
+	(void) set_config_option("lock_timeout", SWEEP_LOCK_TIMEOUT, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	PG_TRY();
+	{
+		expired = sweep_lapsed(cutoff, limit);
+		AtEOXact_GUC(true, guc_level);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller_context);
+		CurrentResourceOwner = caller_owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(caller_context);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			PG_RE_THROW();
+		FlushErrorState();
+		FreeErrorData(edata);
+		/* The subtransaction's abort also restores lock_timeout. */
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller_context);
+		CurrentResourceOwner = caller_owner;
+		expired = 0;
+	}
+	PG_END_TRY();
+	return expired;
 }
 
 /*
