@@ -5,10 +5,10 @@
 #      reads of its own CPU time in /proc/self/stat, after the backend has
 #      exited (the postmaster's cutime);
 #  (b) bench/assign.sh names the installed library by its checksum; every
-#      request's host last asked over a minute ago (one host row written per
-#      request) and within the TTL (the interval between a host's requests
-#      stays near INTERVAL); hosts come and go (lapsed assignments stop
-#      counting);
+#      request's host last asked over a minute ago (yet a repeat writes no
+#      host row, and its assignment update is HOT) and within the TTL (the
+#      interval between a host's requests stays near INTERVAL); hosts come
+#      and go (lapsed assignments stop counting);
 #      the profile lists allot's inner statements;
 #  (c) bench/dispatch.sh counts about 9 jobs per request (8 CPUs + 1 GPU
 #      asked) and 1 per plain dequeue, prints the fairness table, and its
