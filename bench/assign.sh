@@ -35,7 +35,8 @@
 #   - one host in ten can run nothing (no compiler, no token);
 #   - before the timed runs, one untimed lap assigns every host and SETTLE
 #     more laps bring the coming and going to its steady state; then before
-#     each client count, each script runs WARMUP seconds untimed.
+#     each client count, each script runs WARMUP seconds untimed (assign as
+#     a fixed number of requests per client, so that the walk stays in step).
 #
 # Per run: tps, p50/p99 latency, server CPU per transaction (the primary
 # figure on a shared machine: bench/cluster.sh), buffers and WAL per
@@ -135,11 +136,11 @@ sweeper() {
 }
 
 # minutes_of_requests: pgbench -t for about DURATION seconds of requests at
-# the tps of the last untimed run, rounded up to whole virtual minutes (at
+# the tps of the last untimed assign run, rounded up to whole virtual minutes (at
 # least one), at CLIENTS_NOW clients.
 minutes_of_requests() {
     local minutes
-    minutes=$(awk -v t="$UNTIMED_TPS" -v d="$DURATION" -v m="$PER_MINUTE" 'BEGIN {
+    minutes=$(awk -v t="$ASSIGN_TPS" -v d="$DURATION" -v m="$PER_MINUTE" 'BEGIN {
         n = int(t * d / m + 0.999999); print (n < 1) ? 1 : n }')
     echo $(( (minutes * PER_MINUTE + CLIENTS_NOW - 1) / CLIENTS_NOW ))
 }
@@ -167,7 +168,7 @@ requests() {
         bg_run pgbench -n -M prepared "${WALK[@]}" -D assign="$assign" "$@" \
             -f "$BENCH_DIR/assign_request.sql" "$db" >"$WORK/untimed.out" 2>&1 ||
             { cat "$WORK/untimed.out" >&2; [ -z "$pid" ] || kill "$pid"; die "untimed run failed"; }
-        UNTIMED_TPS=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/untimed.out")
+        [ "$assign" = 0 ] || ASSIGN_TPS=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/untimed.out")
         [ -z "$pid" ] || { kill "$pid"; wait "$pid" 2>/dev/null || true; }
     fi
     [ "$assign" = 0 ] || walk_end "$db"
@@ -268,7 +269,11 @@ for config in $CONFIGS; do
         if [ "$WARMUP" -gt 0 ]; then
             say "$NHOSTS hosts, $NWORKLOADS workloads, $CLIENTS_NOW clients: warm-up, ${WARMUP}s of each (untimed)"
             requests "$db" "$CLIENTS_NOW" 0 - -T "$WARMUP"
-            requests "$db" "$CLIENTS_NOW" 1 - -T "$WARMUP"
+            # A fixed count per client, not -T: clients that made unequal
+            # numbers of requests would leave the walk out of step, some
+            # hosts asked twice in a lap and others not for minutes.
+            requests "$db" "$CLIENTS_NOW" 1 - -t "$(awk -v t="$ASSIGN_TPS" -v w="$WARMUP" -v c="$CLIENTS_NOW" \
+                'BEGIN { n = int(t * w / c); print (n < 1) ? 1 : n }')"
         fi
         say "$NHOSTS hosts, $NWORKLOADS workloads, $CLIENTS_NOW clients: ${DURATION}s each"
         timed "$db" update 0
