@@ -192,8 +192,9 @@ prepare_watch_plans(void)
 	 * the watched, and then their workloads' usage rows, both taken only if
 	 * nobody holds them; the assignments of the usage rows it got are no
 	 * longer counted, and their entries leave the list (again skipping any
-	 * a rebuild is deleting).  Nothing waits, so no order is needed, and
-	 * the first `limit` found will do: the scan stops there.
+	 * a rebuild is deleting).  The sweep gives up rather than wait
+	 * (allot_sweep_lapsed), so no order is needed, and the first `limit`
+	 * found will do: the scan stops there.
 	 */
 	{
 		Oid			time_limit[2] = {TIMESTAMPTZOID, INT4OID};
@@ -393,7 +394,6 @@ sweep_lapsed(TimestampTz cutoff, int limit)
 	int64	   *workloads;
 	Datum	   *d;
 	int			n;
-	int			nw = 0;
 	int			ne = 0;
 
 	if (SPI_execute_plan(lapsed_plan, args, NULL, false, 0) != SPI_OK_SELECT)
@@ -409,16 +409,14 @@ sweep_lapsed(TimestampTz cutoff, int limit)
 	for (int i = 0; i < n; i++)
 	{
 		bool		isnull;
-		int64		w;
 
 		hosts[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-		w = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
-		workloads[i] = w;
-		d[nw++] = Int64GetDatum(w);
+		workloads[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+		d[i] = Int64GetDatum(workloads[i]);
 	}
 	SPI_freetuptable(SPI_tuptable);
 
-	args[0] = PointerGetDatum(construct_array(d, nw, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[0] = PointerGetDatum(construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	if (SPI_execute_plan(usage_lock_plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not lock allot.workload_usage");
 
