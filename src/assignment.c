@@ -549,8 +549,8 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 		u = draw(fcinfo, 3);
 
 		SPI_connect();
-		prepare_plans();
 		allot_begin_host_request(host_id, "assignment");
+		prepare_plans();
 		read_host(&host, host_id, cutoff, true);
 		select_for_host(&rs, &host, exclude, n_exclude, now, u, false);
 
@@ -785,9 +785,9 @@ allot_heartbeat(PG_FUNCTION_ARGS)
 	args[1] = TimestampTzGetDatum(allot_now_arg(fcinfo, 1));
 
 	SPI_connect();
-	prepare_plans();
 	/* In the order assign_workload takes them: host first, then its rows. */
 	allot_begin_host_request(host_id, "assignment");
+	prepare_plans();
 	if (SPI_execute_plan(heartbeat_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the heartbeat of host %lld", (long long) host_id);
 	has_assignment = SPI_processed > 0;
@@ -817,8 +817,8 @@ allot_release_assignment(PG_FUNCTION_ARGS)
 	args[0] = Int64GetDatum(host_id);
 
 	SPI_connect();
-	prepare_plans();
 	allot_begin_host_request(host_id, "assignment");
+	prepare_plans();
 	if (SPI_execute_plan(release_plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not release the assignment of host %lld", (long long) host_id);
 	had = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) > 0;

@@ -51,7 +51,8 @@ extern HeapTuple allot_read_host_row(SPIPlanPtr plan, Datum *args, int64 host_id
  * invalidations; two such edits take turns.  No request ever writes a
  * reference to a row an operator removed, so none fails on a foreign key;
  * and since the edit takes nothing a request holds before those locks, the
- * two cannot deadlock.
+ * two cannot deadlock.  Preparing a statement locks the tables it names,
+ * so an entry point prepares its plans only after these locks.
  */
 extern void allot_begin_host_request(int64 host_id, const char *table);
 extern void allot_lock_for_write(const char *table);

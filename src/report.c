@@ -253,8 +253,8 @@ allot_report_job(PG_FUNCTION_ARGS)
 	now = allot_now_arg(fcinfo, 6);
 
 	SPI_connect();
-	prepare_plans();
 	allot_lock_for_write("job");	/* before any row: entry.h */
+	prepare_plans();
 	jargs[0] = Int64GetDatum(job_id);
 	jargs[1] = Int64GetDatum(host_id);
 	if (SPI_execute_plan(job_plan, jargs, NULL, false, 1) != SPI_OK_SELECT)

@@ -534,10 +534,10 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 	allot_check_settings();
 	now = allot_now_arg(fcinfo, 0);
 	SPI_connect();
-	prepare_plans();
 	/* The table locks every writer takes first (entry.h). */
 	allot_lock_for_write("job");
 	allot_lock_for_write("assignment");
+	prepare_plans();
 
 	/*
 	 * Debts first: the fold locks credit rows, which requests lock before
