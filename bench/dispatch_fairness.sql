@@ -1,6 +1,8 @@
 -- bench/dispatch.sh: fairness among the top-priority job workloads, from
 -- what is in progress now.  Usage is what the selection balances: the peak
--- FLOPS of the jobs in progress (allot.job_usage.mflops), over all resources.
+-- FLOPS of the jobs in progress (allot.job_usage.mflops, summed over the
+-- shards: a workload has a row per shard of the backends that wrote it),
+-- over all resources.
 --
 -- A GPU job's peak FLOPS (1e12..1e13) dwarf a CPU job's (1e9..5e9), so a
 -- workload whose app has a GPU version is, by that measure, far ahead of one
@@ -19,7 +21,9 @@ w AS (
            coalesce(u.mflops, 0) AS mflops, coalesce(u.in_progress, 0) AS in_progress,
            coalesce(u.unsent, 0) AS unsent
       FROM allot.workload w CROSS JOIN top
-      LEFT JOIN allot.job_usage u ON u.workload_id = w.id
+      LEFT JOIN (SELECT workload_id, sum(mflops) AS mflops, sum(in_progress) AS in_progress,
+                        sum(unsent) AS unsent
+                   FROM allot.job_usage GROUP BY workload_id) u ON u.workload_id = w.id
      WHERE w.app_id IS NOT NULL AND w.state = 'active' AND w.priority = top.p),
 jobs AS (
     SELECT j.workload_id, count(*) FILTER (WHERE v.resource = 'cpu') AS cpu_jobs,
@@ -52,7 +56,9 @@ w AS (
                     WHERE v.app_id = w.app_id AND v.resource <> 'cpu') AS gpu_app,
            coalesce(u.mflops, 0)::float8 AS mflops
       FROM allot.workload w CROSS JOIN top
-      LEFT JOIN allot.job_usage u ON u.workload_id = w.id
+      LEFT JOIN (SELECT workload_id, sum(mflops) AS mflops, sum(in_progress) AS in_progress,
+                        sum(unsent) AS unsent
+                   FROM allot.job_usage GROUP BY workload_id) u ON u.workload_id = w.id
      WHERE w.app_id IS NOT NULL AND w.state = 'active' AND w.priority = top.p),
 s AS (
     SELECT gpu_app, (mflops / nullif(sum(mflops) OVER (PARTITION BY gpu_app), 0))

@@ -10,7 +10,7 @@ SELECT 'allot.check_invariants() is empty', count(*) = 0,
        coalesce(string_agg(c, '; '), 'empty')
   FROM (SELECT c FROM allot.check_invariants() AS c LIMIT 5) AS i;
 
--- 2. job_usage against a recount of allot.job, per workload.
+-- 2. job_usage (its shards summed) against a recount of allot.job, per workload.
 WITH j AS (
     SELECT workload_id,
            count(*) FILTER (WHERE state = 'unsent') AS unsent,
@@ -21,14 +21,17 @@ bad AS (
     SELECT coalesce(u.workload_id, j.workload_id) AS workload_id,
            format('workload %s: usage %s/%s/%s, jobs %s/%s/%s', coalesce(u.workload_id, j.workload_id),
                   u.unsent, u.in_progress, u.mflops, j.unsent, j.in_progress, j.mflops) AS line
-      FROM allot.job_usage u FULL JOIN j USING (workload_id)
+      FROM (SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
+                   sum(mflops) AS mflops
+              FROM allot.job_usage GROUP BY workload_id) u FULL JOIN j USING (workload_id)
      WHERE coalesce(u.unsent, 0) <> coalesce(j.unsent, 0)
         OR coalesce(u.in_progress, 0) <> coalesce(j.in_progress, 0)
         OR coalesce(u.mflops, 0) <> coalesce(j.mflops, 0))
 SELECT 'allot.job_usage (unsent/in progress/MFLOPS) equals a recount of allot.job',
        count(*) = 0,
        CASE WHEN count(*) = 0
-            THEN (SELECT format('%s workloads; %s unsent, %s in progress', count(*), sum(unsent), sum(in_progress))
+            THEN (SELECT format('%s workloads; %s unsent, %s in progress',
+                                count(DISTINCT workload_id), sum(unsent), sum(in_progress))
                     FROM allot.job_usage)
             ELSE format('%s workloads differ: %s', count(*),
                         string_agg(line, '; ' ORDER BY workload_id)) END

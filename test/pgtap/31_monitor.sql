@@ -358,7 +358,8 @@ SELECT results_eq(
                             OVER (PARTITION BY w.app_id IS NULL), 0)
         FROM allot.workload w
         LEFT JOIN allot.workload_usage u ON u.workload_id = w.id
-        LEFT JOIN allot.job_usage ju ON ju.workload_id = w.id
+        LEFT JOIN (SELECT workload_id, sum(mflops) AS mflops FROM allot.job_usage GROUP BY 1) ju
+          ON ju.workload_id = w.id
         LEFT JOIN (SELECT workload_id, sum(debt) AS debt FROM allot.fairness_state() GROUP BY 1) f
           ON f.workload_id = w.id
        ORDER BY w.id$$,
