@@ -35,8 +35,10 @@
 #   - one host in ten can run nothing (no compiler, no token);
 #   - before the timed runs, one untimed lap assigns every host and SETTLE
 #     more laps bring the coming and going to its steady state; then before
-#     each client count, each script runs WARMUP seconds untimed (assign as
-#     a fixed number of requests per client, so that the walk stays in step).
+#     each client count, each script runs WARMUP seconds untimed.
+#   The clients share one walk: each request takes its next position, so
+#   a host asks every INTERVAL virtual seconds however fast each client
+#   goes (the report's "quiet s" shows it held).
 #
 # Per run: tps, p50/p99 latency, server CPU per transaction (the primary
 # figure on a shared machine: bench/cluster.sh), buffers and WAL per
@@ -89,7 +91,7 @@ TTL=${TTL:-}
 THREADS=${THREADS:-2}
 PROFILE=${PROFILE:-1}
 PG_CONFIG=${PG_CONFIG:-pg_config}
-SEED=20240601           # the walk's permutation
+SEED=20240601           # the walk's offset (bench/assign_request.sql)
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=bench/cluster.sh
@@ -100,32 +102,16 @@ TABLES="'host', 'assignment', 'workload_usage'"
 # ---------------------------------------------------------------------------
 # The walk and the clock (bench/assign_request.sql, bench/assign_sweep.sql).
 
-# The walk goes on from run to run where the last one left it: WALK_K (the
-# next position of each client's share, client 0's host being position
-# WALK_K * clients) and WALK_R (laps done).  walk_begin DB CLIENTS sets
-# WALK, pgbench's options for it, LAP (positions per client) and CLOCK;
-# walk_end DB moves WALK_K and WALK_R on by the requests of the run (one
-# clock tick each), shared out evenly among the clients.
+# The walk is one sequence of positions for all clients
+# (bench/assign_request.sql): each run goes on where the last one left it.
+# walk_begin DB CLIENTS sets WALK, pgbench's options for it, and CLOCK, the
+# position where it starts.
 walk_begin() {
     local db=$1 clients=$2
-    if [ "$clients" != "${WALK_C:-}" ]; then
-        # Same order, new shares: position WALK_K * WALK_C is kept.
-        [ -z "${WALK_C:-}" ] || WALK_K=$((WALK_K * WALK_C / clients))
-        WALK_C=$clients LAP=$((NHOSTS / clients))
-        [ "$LAP" -ge 2 ] || die "$clients clients for $NHOSTS hosts: at least 2 hosts per client, please"
-        [ "$WALK_K" -lt "$LAP" ] || { WALK_K=0; WALK_R=$((WALK_R + 1)); }
-    fi
+    [ "$NHOSTS" -ge $((2 * clients)) ] || die "$clients clients for $NHOSTS hosts: at least 2 hosts per client, please"
     CLOCK=$(psql_q -d "$db" -At -c "SELECT last_value + is_called::int FROM public.bench_clock")
     WALK=(-c "$clients" -j "$((THREADS < clients ? THREADS : clients))"
-          -D k=$((WALK_K - 1)) -D r="$WALK_R" -D lap="$LAP" -D clients="$clients" -D nhosts="$NHOSTS"
-          -D seed="$SEED" -D churn="$CHURN" -D t0="$T0" -D step="$STEP")
-}
-
-walk_end() {
-    local ticks
-    ticks=$(( $(psql_q -d "$1" -At -c "SELECT last_value + is_called::int FROM public.bench_clock") - CLOCK ))
-    WALK_K=$((WALK_K + ticks / WALK_C))
-    WALK_R=$((WALK_R + WALK_K / LAP)) WALK_K=$((WALK_K % LAP))
+          -D nhosts="$NHOSTS" -D churn="$CHURN" -D mult="$MULT" -D seed="$SEED" -D t0="$T0" -D step="$STEP")
 }
 
 # sweeper DB: the command of bench/assign_sweep.sql, one client, sweeping at
@@ -171,18 +157,13 @@ requests() {
         [ "$assign" = 0 ] || ASSIGN_TPS=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/untimed.out")
         [ -z "$pid" ] || { kill "$pid"; wait "$pid" 2>/dev/null || true; }
     fi
-    [ "$assign" = 0 ] || walk_end "$db"
 }
 
 # ---------------------------------------------------------------------------
 # One database per farm.
 
 setup_farm() {
-    local db=$1 t0=$SECONDS c nvisitors=0
-    # Visitor ids (bench/assign_request.sql) run up to clients * (lap / churn).
-    for c in $CLIENTS; do
-        [ $((c * ((NHOSTS / c - 1) / CHURN + 1))) -le "$nvisitors" ] || nvisitors=$((c * ((NHOSTS / c - 1) / CHURN + 1)))
-    done
+    local db=$1 t0=$SECONDS nvisitors=$((NHOSTS / CHURN + 1))
     say "database $db: $NHOSTS hosts (and $nvisitors visitors), $NWORKLOADS active workloads"
     create_bench_db "$db"
     [ -z "$TTL" ] || psql_q -c "ALTER DATABASE $db SET allot.assignment_ttl = '$TTL'"
@@ -191,7 +172,10 @@ setup_farm() {
     T0=$(psql_q -At -c "SELECT floor(extract(epoch FROM now()))::bigint")
     STEP=$(awk -v i="$INTERVAL" -v n="$NHOSTS" 'BEGIN { printf "%.9f", i / n }')
     PER_MINUTE=$(awk -v s="$STEP" 'BEGIN { printf "%d", 60 / s }')
-    WALK_K=0 WALK_R=0 WALK_C=
+    # The walk's multiplier: coprime with NHOSTS, near 0.618 x NHOSTS, so
+    # that neighbouring positions are hosts far apart in the tables.
+    MULT=$(psql_q -d "$db" -At -c "SELECT min(a) FROM generate_series(round(0.618 * $NHOSTS)::int, $NHOSTS) a
+                                     WHERE gcd(a, $NHOSTS) = 1")
 
     # The first lap assigns every host, in walk order: a farm coming into
     # service.  Then the one-row UPDATE's table is copied from allot.host and
@@ -231,18 +215,17 @@ timed() {
     say "    $name: $RUN_TPS tps, p50 $RUN_P50 ms, p99 $RUN_P99 ms, $RUN_CPU_US us server CPU/tx; before: $RUN_QUIET; others during: $RUN_OTHERS_PCT% of a CPU"
     [ "$assign" = 1 ] || return 0
 
-    # What the requests wrote, per request; how the sweeps went; how far
-    # each client's pace set its hosts' interval from INTERVAL: a client
-    # that made n of the m requests of all clients while it ran (per-
-    # transaction log: column 1 the client, 5 and 6 the end time) went
-    # round its share in INTERVAL x m / (clients x n) of virtual time.
+    # What the requests wrote, per request; how the sweeps went; how long
+    # ago (virtual seconds, at the run's end) the longest-quiet regular host
+    # (no churning slot, able to run something) was seen: about INTERVAL
+    # when every host asked once a lap, as the walk intends.
     table_writes "$db" "$TABLES" >"$WORK/writes-after"
-    spread=$(cat "$RUN_LOG".* | awk -v i="$INTERVAL" -v clients="$CLIENTS_NOW" '
-        { t[NR] = $5 + $6 / 1e6; c = $1; n[c]++
-          if (!(c in first) || t[NR] < first[c]) first[c] = t[NR]; if (t[NR] > last[c]) last[c] = t[NR] }
-        END { for (c in n) { m = 0; for (j = 1; j <= NR; j++) if (t[j] >= first[c] && t[j] <= last[c]) m++
-                             v = i * m / (clients * n[c]); if (lo == "" || v < lo) lo = v; if (v > hi) hi = v }
-              printf "%.0f-%.0f", lo, hi }')
+    spread=$(psql_q -d "$db" -At -c "
+        SELECT round(extract(epoch FROM to_timestamp($T0::float8 + $STEP::float8 * (SELECT last_value FROM public.bench_clock))
+                                         - min(a.seen_at)))
+          FROM allot.assignment a
+         WHERE a.host_id IN (SELECT 1 + (k * $MULT + $SEED) % $NHOSTS
+                               FROM generate_series(0, $NHOSTS - 1) k WHERE k % $CHURN <> k / $CHURN % $CHURN)")
     WRITES+=("$NHOSTS $NWORKLOADS $CLIENTS_NOW $(awk -v n="$RUN_N" '
         NR == FNR { ins[$1] = $2; upd[$1] = $3; hot[$1] = $4; del[$1] = $5; next }
         { i[$1] = $2 - ins[$1]; u[$1] = $3 - upd[$1]; h[$1] = $4 - hot[$1]; d[$1] = $5 - del[$1] }
@@ -269,11 +252,7 @@ for config in $CONFIGS; do
         if [ "$WARMUP" -gt 0 ]; then
             say "$NHOSTS hosts, $NWORKLOADS workloads, $CLIENTS_NOW clients: warm-up, ${WARMUP}s of each (untimed)"
             requests "$db" "$CLIENTS_NOW" 0 - -T "$WARMUP"
-            # A fixed count per client, not -T: clients that made unequal
-            # numbers of requests would leave the walk out of step, some
-            # hosts asked twice in a lap and others not for minutes.
-            requests "$db" "$CLIENTS_NOW" 1 - -t "$(awk -v t="$ASSIGN_TPS" -v w="$WARMUP" -v c="$CLIENTS_NOW" \
-                'BEGIN { n = int(t * w / c); print (n < 1) ? 1 : n }')"
+            requests "$db" "$CLIENTS_NOW" 1 - -T "$WARMUP"
         fi
         say "$NHOSTS hosts, $NWORKLOADS workloads, $CLIENTS_NOW clients: ${DURATION}s each"
         timed "$db" update 0
@@ -331,10 +310,10 @@ report() {
     echo "What the assign runs wrote, per request: host rows updated, assignment rows written (inserted or updated) and deleted,"
     echo "the share of assignment updates that were HOT, workload_usage rows updated and inserted; sweeps in the run and rows"
     echo "expired per sweep (requests stop counting most lapsed assignments themselves, so the sweeps find few); assignments"
-    echo "not counted at the run's end (their hosts gone); each host's interval between requests, in virtual seconds, from the"
-    echo "fastest client to the slowest."
+    echo "not counted at the run's end (their hosts gone); quiet s: how long before the run's end, in virtual seconds, the"
+    echo "longest-quiet host of a regular slot was last seen (about INTERVAL when every host asks once a lap)."
     printf '%7s %5s %3s %9s %9s %9s %6s %9s %9s %7s %8s %9s %10s\n' hosts wl cl "host upd" "asg wr" "asg del" "HOT%" \
-        "usage upd" "usage ins" sweeps "expired" uncounted "interval s"
+        "usage upd" "usage ins" sweeps "expired" uncounted "quiet s"
     for r in "${WRITES[@]}"; do
         # shellcheck disable=SC2086  # one row, split into printf's fields
         printf '%7s %5s %3s %9s %9s %9s %6s %9s %9s %7s %8s %9s %10s\n' $r
