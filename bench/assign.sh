@@ -225,7 +225,7 @@ timed() {
                                          - min(a.seen_at)))
           FROM allot.assignment a
          WHERE a.host_id IN (SELECT 1 + (k * $MULT + $SEED) % $NHOSTS
-                               FROM generate_series(0, $NHOSTS - 1) k WHERE k % $CHURN <> k / $CHURN % $CHURN)")
+                               FROM generate_series(0::bigint, $NHOSTS - 1) k WHERE k % $CHURN <> k / $CHURN % $CHURN)")
     WRITES+=("$NHOSTS $NWORKLOADS $CLIENTS_NOW $(awk -v n="$RUN_N" '
         NR == FNR { ins[$1] = $2; upd[$1] = $3; hot[$1] = $4; del[$1] = $5; next }
         { i[$1] = $2 - ins[$1]; u[$1] = $3 - upd[$1]; h[$1] = $4 - hot[$1]; d[$1] = $5 - del[$1] }
