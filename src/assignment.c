@@ -375,14 +375,15 @@ read_credit(RequestSelection *rs, TimestampTz now, int mode)
 	}
 	nrows = allot_read_credit(cache, ids, nw, now, &rows);
 	for (int k = 0; k < nrows; k++)
-		for (int i = 0; i < nw; i++)
-			if (ids[i] == rows[k].workload_id && rows[k].resource == cache->cpu)
-			{
-				rec[i] = rows[k].rec;
-				cells[i].debt = rows[k].debt;
-				cells[i].sent = rows[k].sent;
-				break;
-			}
+	{
+		int			i = allot_find_workload(cache, rows[k].workload_id);
+
+		if (i < 0 || rows[k].resource != cache->cpu)
+			continue;
+		rec[i] = rows[k].rec;
+		cells[i].debt = rows[k].debt;
+		cells[i].sent = rows[k].sent;
+	}
 	allot_overall_debts(cells, share, nw, 1, overall);
 
 	for (int c = 0; c < rs->n; c++)

@@ -23,7 +23,10 @@ typedef struct CreditRow
 /* allot.fairness, checked against the installed schema. */
 extern int	allot_fairness_mode(void);
 
-/* The credit rows of these workloads; returns how many. */
+/*
+ * The credit rows of the workloads whose ids lie between the least and the
+ * greatest of ids (the caller keeps those it wants); returns how many.
+ */
 extern int	allot_read_credit(const WorkloadCache *cache, const int64 *ids, int n,
 							  TimestampTz now, CreditRow **rows);
 

@@ -195,6 +195,12 @@ find_id(const IdIndex *idx, int n, int64 id)
 }
 
 int
+allot_find_workload(const WorkloadCache *c, int64_t id)
+{
+	return find_id(c->workloads_by_id, c->n_workloads, id);
+}
+
+int
 allot_find_app(const WorkloadCache *c, int64_t id)
 {
 	return find_id(c->apps_by_id, c->n_apps, id);
@@ -460,8 +466,11 @@ cache_build(void)
 		}
 	}
 	{
-		int64	   *ids = palloc(sizeof(int64) * (cache.n_job_workloads + 1));
+		int64	   *ids = palloc(sizeof(int64) * (n + 1));
 
+		for (int i = 0; i < cache.n_workloads; i++)
+			ids[i] = cache.workloads[i].id;
+		cache.workloads_by_id = id_index(ids, cache.n_workloads);
 		for (int i = 0; i < cache.n_job_workloads; i++)
 			ids[i] = cache.job_workloads[i].id;
 		cache.job_workloads_by_id = id_index(ids, cache.n_job_workloads);

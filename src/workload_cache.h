@@ -65,6 +65,7 @@ typedef struct WorkloadCache
 	int			cpu;			/* index of 'cpu' in resources */
 
 	/* Lookups by id (allot_find_*): (id, index) pairs sorted by id. */
+	struct IdIndex *workloads_by_id;
 	struct IdIndex *apps_by_id;
 	struct IdIndex *versions_by_id;
 	struct IdIndex *job_workloads_by_id;
@@ -74,6 +75,7 @@ extern const WorkloadCache *allot_workload_cache(void);
 extern int	allot_resource_index(const WorkloadCache *cache, const char *name);
 
 /* Index of the row with this id in the cache's arrays, or -1. */
+extern int	allot_find_workload(const WorkloadCache *cache, int64_t id);
 extern int	allot_find_app(const WorkloadCache *cache, int64_t id);
 extern int	allot_find_version(const WorkloadCache *cache, int64_t id);
 extern int	allot_find_job_workload(const WorkloadCache *cache, int64_t id);
