@@ -33,6 +33,7 @@ prepare_plans(void)
 {
 	Oid			id_time[2] = {INT8OID, TIMESTAMPTZOID};
 	Oid			ids[1] = {INT8ARRAYOID};
+	Oid			range[2] = {INT8OID, INT8OID};
 
 	if (app_stats_plan != NULL)
 		return;
@@ -43,12 +44,17 @@ prepare_plans(void)
 									   "            THEN jobs_today ELSE 0 END"
 									   "  FROM allot.host_app_version WHERE host_id = $1",
 									   2, id_time);
-	/* job_usage keeps a row per (workload, shard): the sums are the usage. */
+	/*
+	 * job_usage keeps a row per (workload, shard): the sums are the usage.
+	 * The rows of the job workloads' id range, looked up in the cache (the
+	 * range skips older, finished workloads' rows); not "= ANY ($1)", which
+	 * a generic plan tests element by element on every row.
+	 */
 	usage_plan = allot_prepare(
 							   "SELECT workload_id, sum(unsent)::int8, sum(in_progress)::int8, sum(mflops)::float8"
-							   "  FROM allot.job_usage WHERE workload_id = ANY ($1)"
+							   "  FROM allot.job_usage WHERE workload_id BETWEEN $1 AND $2"
 							   " GROUP BY workload_id",
-							   1, ids);
+							   2, range);
 	app_stats_plan = allot_prepare(
 								   "SELECT id, n_reports, actual_au_mean, actual_au_m2, predicted_au_mean,"
 								   "       predicted_au_m2, au_ratio_mean, au_ratio_m2"
@@ -190,9 +196,21 @@ read_job_workloads(Dispatch *d)
 	if (n == 0)
 		return;
 
-	args[0] = id_array(ids, n);
-	if (SPI_execute_plan(usage_plan, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read allot.job_usage");
+	{
+		int64		lo = PG_INT64_MAX,
+					hi = PG_INT64_MIN;
+		Datum		range[2];
+
+		for (int i = 0; i < n; i++)
+		{
+			lo = Min(lo, DatumGetInt64(ids[i]));
+			hi = Max(hi, DatumGetInt64(ids[i]));
+		}
+		range[0] = Int64GetDatum(lo);
+		range[1] = Int64GetDatum(hi);
+		if (SPI_execute_plan(usage_plan, range, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read allot.job_usage");
+	}
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		HeapTuple	t = SPI_tuptable->vals[r];
