@@ -35,11 +35,14 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "nodes/params.h"
 #include "utils/array.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -291,55 +294,127 @@ watch_reaches(TimestampTz cutoff)
 }
 
 /*
- * Add the rows just read to threads[] and focus_threads[] (kind 0 adds,
- * kind 1 subtracts); returns the horizon a kind 1 row carried, if any.
+ * Where the rows of a usage read go: threads[] and focus_threads[] of the
+ * workloads ids[0..n) (kind 0 adds, kind 1 subtracts), whether a candidate
+ * had lapsed rows, and the horizon a kind 1 row carried (DT_NOBEGIN: none).
  */
-static TimestampTz
-add_rows(const int64 *ids, int n, double *threads, double *focus_threads, bool *lapsed)
+typedef struct UsageSink
 {
-	TimestampTz horizon = DT_NOBEGIN;
+	DestReceiver pub;			/* first: the executor sends rows here */
+	const int64 *ids;
+	int			n;
+	double	   *threads;
+	double	   *focus_threads;
+	bool	   *lapsed;
+	TimestampTz horizon;
+} UsageSink;
 
-	for (uint64 r = 0; r < SPI_processed; r++)
-	{
-		HeapTuple	t = SPI_tuptable->vals[r];
-		TupleDesc	d = SPI_tuptable->tupdesc;
-		bool		isnull;
-		int			kind = DatumGetInt32(SPI_getbinval(t, d, 1, &isnull));
-		Datum		h = SPI_getbinval(t, d, 5, &isnull);
-		Datum		id;
-		int64		want;
-		const int64 *hit;
+/* One row: (kind, workload_id, threads, focus_threads, horizon). */
+static void
+add_row(UsageSink *sink, const Datum *v, const bool *isnull)
+{
+	int			kind = DatumGetInt32(v[0]);
+	int64		want;
+	const int64 *hit;
+	int			sign = kind == 0 ? 1 : -1;
 
-		if (!isnull)
-			horizon = DatumGetTimestampTz(h);
-		id = SPI_getbinval(t, d, 2, &isnull);
-		if (isnull)
-			continue;			/* the horizon row of a list without lapsed rows */
-		want = DatumGetInt64(id);
-		hit = bsearch(&want, ids, n, sizeof(int64), allot_compare_int64);
-		if (hit == NULL)
-			continue;
-		if (kind == 1)
-			*lapsed = true;
-		threads[hit - ids] += (kind == 0 ? 1 : -1) *
-			DatumGetFloat8(SPI_getbinval(t, d, 3, &isnull));
-		focus_threads[hit - ids] += (kind == 0 ? 1 : -1) *
-			DatumGetFloat8(SPI_getbinval(t, d, 4, &isnull));
-	}
-	return horizon;
+	if (!isnull[4])
+		sink->horizon = DatumGetTimestampTz(v[4]);
+	if (isnull[1])
+		return;					/* the horizon row of a list without lapsed rows */
+	want = DatumGetInt64(v[1]);
+	hit = bsearch(&want, sink->ids, sink->n, sizeof(int64), allot_compare_int64);
+	if (hit == NULL)
+		return;
+	if (kind == 1)
+		*sink->lapsed = true;
+	sink->threads[hit - sink->ids] += sign * DatumGetFloat8(v[2]);
+	sink->focus_threads[hit - sink->ids] += sign * DatumGetFloat8(v[3]);
 }
+
+#if PG_VERSION_NUM >= 140000
+/*
+ * PostgreSQL 14 and later hand each row to a DestReceiver as the executor
+ * makes it: no copy of every row into SPI_tuptable (at 2,000 workloads,
+ * several hundred rows a request).
+ */
+static bool
+sink_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	slot_getallattrs(slot);
+	add_row((UsageSink *) self, slot->tts_values, slot->tts_isnull);
+	return true;
+}
+
+static void
+sink_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+sink_shutdown(DestReceiver *self)
+{
+}
+
+static void
+sink_destroy(DestReceiver *self)
+{
+}
+#endif
 
 static void
 read_rows(SPIPlanPtr plan, Datum *args, bool fresh, const int64 *ids, int n,
 		  double *threads, double *focus_threads, TimestampTz *horizon, bool *lapsed)
 {
-	TimestampTz h;
+	UsageSink	sink;
 
+	memset(&sink, 0, sizeof(sink));
+	sink.ids = ids;
+	sink.n = n;
+	sink.threads = threads;
+	sink.focus_threads = focus_threads;
+	sink.lapsed = lapsed;
+	sink.horizon = DT_NOBEGIN;
+#if PG_VERSION_NUM >= 140000
+	{
+		int			nargs = SPI_getargcount(plan);
+		ParamListInfo params = makeParamList(nargs);
+		SPIExecuteOptions options;
+
+		for (int i = 0; i < nargs; i++)
+		{
+			params->params[i].value = args[i];
+			params->params[i].isnull = false;
+			params->params[i].pflags = PARAM_FLAG_CONST;
+			params->params[i].ptype = SPI_getargtypeid(plan, i);
+		}
+		sink.pub.receiveSlot = sink_receive;
+		sink.pub.rStartup = sink_startup;
+		sink.pub.rShutdown = sink_shutdown;
+		sink.pub.rDestroy = sink_destroy;
+		sink.pub.mydest = DestNone;
+		memset(&options, 0, sizeof(options));
+		options.params = params;
+		options.read_only = !fresh;
+		options.dest = &sink.pub;
+		/* A receiver tagged DestNone makes SPI say SPI_OK_UTILITY, not SELECT. */
+		if (SPI_execute_plan_extended(plan, &options) < 0)
+			elog(ERROR, "could not read allot.workload_usage");
+	}
+#else
 	if (SPI_execute_plan(plan, args, NULL, !fresh, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.workload_usage");
-	h = add_rows(ids, n, threads, focus_threads, lapsed);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		Datum		v[5];
+		bool		isnull[5];
+
+		heap_deform_tuple(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, v, isnull);
+		add_row(&sink, v, isnull);
+	}
+#endif
 	if (horizon != NULL)
-		*horizon = h;
+		*horizon = sink.horizon;
 }
 
 /*
