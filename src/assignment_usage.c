@@ -98,7 +98,7 @@ prepare_common_plans(void)
 
 	if (usage_only_plan != NULL)
 		return;
-	/* Every row, for add_rows to pick from (see prepare_watch_plans). */
+	/* Every row, for add_row to pick from (see prepare_watch_plans). */
 	usage_only_plan = allot_prepare(
 									"SELECT 0, u.workload_id, u.threads::float8, u.focus_threads::float8,"
 									"       NULL::timestamptz"
@@ -144,7 +144,7 @@ prepare_watch_plans(void)
 	 * its workload is NULL).  A cutoff past the horizon joins no watched
 	 * row: the caller sees the horizon and rebuilds.
 	 *
-	 * Both parts return the rows of every workload, and add_rows keeps the
+	 * Both parts return the rows of every workload, and add_row keeps the
 	 * candidates' (a binary search each).  Filtering here with
 	 * "workload_id = ANY ($1)" would cost more: with the array a parameter
 	 * of a generic plan, PostgreSQL tests it element by element, so a scan
