@@ -26,30 +26,34 @@
 
 static SPIPlanPtr jobs_plan = NULL;
 
+/* Seconds from a to b. */
+static double
+secs_between(TimestampTz a, TimestampTz b)
+{
+	return (double) (b - a) / USECS_PER_SEC;
+}
+
 void
 allot_simulate_host_queue(const WorkloadCache *cache, int64 host_id,
 						  double max_buf_secs, TimestampTz now, QueueResource *out)
 {
 	DispatchHost host;
-	Datum		args[2] = {Int64GetDatum(host_id), TimestampTzGetDatum(now)};
+	Datum		args[1] = {Int64GetDatum(host_id)};
 	QueueJob   *jobs;
 	double	   *scratch;
 	int			n = 0;
 
 	if (jobs_plan == NULL)
 	{
-		Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
+		Oid			types[1] = {INT8OID};
 
 		jobs_plan = SPI_prepare(
 								"SELECT v.resource,"
 								"       CASE WHEN v.resource = 'cpu' THEN v.ncpus ELSE v.ncoprocs END,"
-								"       greatest(coalesce(j.est_secs, 0)"
-								"                - extract(epoch FROM $2 - j.sent_at)::float8, 0),"
-								"       coalesce(extract(epoch FROM j.deadline - $2)::float8, 1e300),"
-								"       extract(epoch FROM j.sent_at - $2)::float8"
+								"       coalesce(j.est_secs, 0), j.sent_at, j.deadline"
 								"  FROM allot.job j JOIN allot.app_version v ON v.id = j.app_version_id"
 								" WHERE j.host_id = $1 AND j.state = 'in_progress'",
-								2, types);
+								1, types);
 		if (jobs_plan == NULL)
 			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 		SPI_keepplan(jobs_plan);
@@ -69,14 +73,23 @@ allot_simulate_host_queue(const WorkloadCache *cache, int64 host_id,
 	{
 		HeapTuple	t = SPI_tuptable->vals[i];
 		TupleDesc	d = SPI_tuptable->tupdesc;
-		bool		isnull;
+		bool		isnull,
+					no_sent_at,
+					no_deadline;
+		double		est;
+		TimestampTz sent_at,
+					deadline;
 
 		jobs[n].resource = allot_resource_index(cache,
 												TextDatumGetCString(SPI_getbinval(t, d, 1, &isnull)));
 		jobs[n].usage = DatumGetFloat8(SPI_getbinval(t, d, 2, &isnull));
-		jobs[n].remaining_secs = DatumGetFloat8(SPI_getbinval(t, d, 3, &isnull));
-		jobs[n].deadline_secs = DatumGetFloat8(SPI_getbinval(t, d, 4, &isnull));
-		jobs[n].order = DatumGetFloat8(SPI_getbinval(t, d, 5, &isnull));
+		est = DatumGetFloat8(SPI_getbinval(t, d, 3, &isnull));
+		sent_at = DatumGetTimestampTz(SPI_getbinval(t, d, 4, &no_sent_at));
+		deadline = DatumGetTimestampTz(SPI_getbinval(t, d, 5, &no_deadline));
+		/* Seconds computed here, not through extract(epoch), a numeric. */
+		jobs[n].remaining_secs = no_sent_at ? 0 : Max(est - secs_between(sent_at, now), 0);
+		jobs[n].deadline_secs = no_deadline ? 1e300 : secs_between(now, deadline);
+		jobs[n].order = no_sent_at ? 0 : secs_between(now, sent_at);
 		n++;
 	}
 	scratch = palloc(sizeof(double) * (ALLOT_HOST_QUEUE_SCRATCH(n) + 1));
