@@ -203,7 +203,7 @@ setup_farm() {
 # timed DB NAME ASSIGN: one measured run; appends a row to ROWS (and one to
 # WRITES for an assign run).
 timed() {
-    local db=$1 name=$2 assign=$3 sweeps spread
+    local db=$1 name=$2 assign=$3 sweeps quiet
     table_writes "$db" "$TABLES" >"$WORK/writes-before"
     sweeps=$(psql_q -d "$db" -At -c "SELECT count(*) FROM public.bench_sweep")
     if [ "$assign" = 1 ]; then
@@ -220,7 +220,7 @@ timed() {
     # (no churning slot, able to run something) was seen: about INTERVAL
     # when every host asked once a lap, as the walk intends.
     table_writes "$db" "$TABLES" >"$WORK/writes-after"
-    spread=$(psql_q -d "$db" -At -c "
+    quiet=$(psql_q -d "$db" -At -c "
         SELECT round(extract(epoch FROM to_timestamp($T0::float8 + $STEP::float8 * (SELECT last_value FROM public.bench_clock))
                                          - min(a.seen_at)))
           FROM allot.assignment a
@@ -235,7 +235,7 @@ timed() {
                      u["workload_usage"] / n, i["workload_usage"] / n }' "$WORK/writes-before" "$WORK/writes-after") $(
         psql_q -d "$db" -At -F ' ' -c "SELECT count(*), coalesce(round(avg(expired)), 0),
                                                  (SELECT count(*) FROM allot.assignment WHERE NOT counted)
-                                          FROM (SELECT expired FROM public.bench_sweep OFFSET $sweeps) s") $spread")
+                                          FROM (SELECT expired FROM public.bench_sweep OFFSET $sweeps) s") $quiet")
 }
 
 ROWS=() WRITES=() PROFILES=() FARMS=()
