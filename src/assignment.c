@@ -359,7 +359,6 @@ read_credit(RequestSelection *rs, TimestampTz now, int mode)
 {
 	const WorkloadCache *cache = rs->cache;
 	int			nw = cache->n_workloads;
-	int64	   *ids = palloc(sizeof(int64) * (nw + 1));
 	double	   *rec = palloc0(sizeof(double) * (nw + 1));
 	double	   *share = palloc(sizeof(double) * (nw + 1));
 	double	   *overall = palloc(sizeof(double) * (nw + 1));
@@ -369,11 +368,10 @@ read_credit(RequestSelection *rs, TimestampTz now, int mode)
 
 	for (int i = 0; i < nw; i++)
 	{
-		ids[i] = cache->workloads[i].id;
 		share[i] = cache->workloads[i].throughput;
 		cells[i].eligible = true;
 	}
-	nrows = allot_read_credit(cache, ids, nw, now, &rows);
+	nrows = allot_read_credit(cache, false, now, &rows);
 	for (int k = 0; k < nrows; k++)
 	{
 		int			i = allot_find_workload(cache, rows[k].workload_id);

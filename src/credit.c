@@ -96,20 +96,16 @@ allot_lock_fold(void)
 }
 
 int
-allot_read_credit(const WorkloadCache *cache, const int64 *ids, int n,
-				  TimestampTz now, CreditRow **rows)
+allot_read_credit(const WorkloadCache *cache, bool jobs, TimestampTz now,
+				  CreditRow **rows)
 {
 	Datum		args[2];
-	int64		lo = PG_INT64_MAX,
-				hi = PG_INT64_MIN;
+	int64		lo,
+				hi;
 	int			count = 0;
 
 	prepare_plans();
-	for (int i = 0; i < n; i++)
-	{
-		lo = Min(lo, ids[i]);
-		hi = Max(hi, ids[i]);
-	}
+	allot_workload_id_range(cache, jobs, &lo, &hi);
 	args[0] = Int64GetDatum(lo);
 	args[1] = Int64GetDatum(hi);
 	if (SPI_execute_plan(read_plan, args, NULL, false, 0) != SPI_OK_SELECT)
@@ -128,10 +124,10 @@ allot_read_credit(const WorkloadCache *cache, const int64 *ids, int n,
 		if (row->resource < 0)
 			continue;			/* a resource created after the cache was */
 		row->workload_id = DatumGetInt64(SPI_getbinval(t, td, 1, &isnull));
-		/* rec decays from rec_at to now (seconds, in C: no numeric). */
+		/* rec decays from rec_at to now */
 		row->rec = allot_decay(DatumGetFloat8(SPI_getbinval(t, td, 3, &isnull)),
-							   (double) (now - DatumGetTimestampTz(SPI_getbinval(t, td, 4, &isnull)))
-							   / USECS_PER_SEC,
+							   allot_secs_between(DatumGetTimestampTz(SPI_getbinval(t, td, 4, &isnull)),
+												  now),
 							   (double) allot_rec_half_life);
 		row->debt = DatumGetFloat8(SPI_getbinval(t, td, 5, &isnull));
 		row->sent = DatumGetFloat8(SPI_getbinval(t, td, 6, &isnull));

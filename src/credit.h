@@ -24,10 +24,11 @@ typedef struct CreditRow
 extern int	allot_fairness_mode(void);
 
 /*
- * The credit rows of the workloads whose ids lie between the least and the
- * greatest of ids (the caller keeps those it wants); returns how many.
+ * The credit rows of the id range of the cache's assignment workloads (jobs
+ * false) or job workloads (the caller keeps those it finds in the cache);
+ * returns how many.
  */
-extern int	allot_read_credit(const WorkloadCache *cache, const int64 *ids, int n,
+extern int	allot_read_credit(const WorkloadCache *cache, bool jobs,
 							  TimestampTz now, CreditRow **rows);
 
 /*

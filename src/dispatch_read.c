@@ -129,7 +129,6 @@ read_credit(Dispatch *d)
 	const WorkloadCache *cache = d->cache;
 	int			nw = cache->n_job_workloads,
 				nr = cache->n_resources;
-	int64	   *ids = palloc(sizeof(int64) * (nw + 1));
 	DebtCell   *cells = palloc0(sizeof(DebtCell) * (nw * nr + 1));
 	CreditRow  *rows;
 	int			nrows;
@@ -140,13 +139,12 @@ read_credit(Dispatch *d)
 	{
 		JobWorkload *j = &d->jw[i];
 
-		ids[i] = j->w->id;
 		d->share[i] = j->w->throughput;
 		j->debt = &cells[i * nr];
 		for (int k = 0; k < j->app->n_versions && j->unsent > 0; k++)
 			j->debt[cache->versions[j->app->first_version + k].resource].eligible = true;
 	}
-	nrows = allot_read_credit(cache, ids, nw, d->now, &rows);
+	nrows = allot_read_credit(cache, true, d->now, &rows);
 	for (int k = 0; k < nrows; k++)
 	{
 		int			i = allot_find_job_workload(cache, rows[k].workload_id);
@@ -168,12 +166,12 @@ static void
 read_job_workloads(Dispatch *d)
 {
 	const WorkloadCache *cache = d->cache;
-	Datum	   *ids = palloc(sizeof(Datum) * (cache->n_job_workloads + 1));
 	Datum	   *apps = palloc(sizeof(Datum) * (cache->n_apps + 1));
 	bool	   *app_wanted = palloc0(sizeof(bool) * (cache->n_apps + 1));
-	int			n = 0,
-				napps = 0;
-	Datum		args[1];
+	int			napps = 0;
+	int64		lo,
+				hi;
+	Datum		args[2];
 	AppStats   *stats;
 
 	d->jw = palloc0(sizeof(JobWorkload) * (cache->n_job_workloads + 1));
@@ -184,8 +182,6 @@ read_job_workloads(Dispatch *d)
 		j->w = &cache->job_workloads[i];
 		j->app = &cache->apps[j->w->app];
 		j->blocked = palloc0(sizeof(bool) * (cache->n_resources + 1));
-		/* Excluded ones too: their work and credit count in the debts. */
-		ids[n++] = Int64GetDatum(j->w->id);
 		j->excluded = is_excluded(&d->req, j->w->id);
 		if (!j->excluded && !app_wanted[j->w->app])
 		{
@@ -193,24 +189,15 @@ read_job_workloads(Dispatch *d)
 			apps[napps++] = Int64GetDatum(j->app->id);
 		}
 	}
-	if (n == 0)
+	if (cache->n_job_workloads == 0)
 		return;
 
-	{
-		int64		lo = PG_INT64_MAX,
-					hi = PG_INT64_MIN;
-		Datum		range[2];
-
-		for (int i = 0; i < n; i++)
-		{
-			lo = Min(lo, DatumGetInt64(ids[i]));
-			hi = Max(hi, DatumGetInt64(ids[i]));
-		}
-		range[0] = Int64GetDatum(lo);
-		range[1] = Int64GetDatum(hi);
-		if (SPI_execute_plan(usage_plan, range, NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read allot.job_usage");
-	}
+	/* Every job workload, excluded ones too: their work counts in the debts. */
+	allot_workload_id_range(cache, true, &lo, &hi);
+	args[0] = Int64GetDatum(lo);
+	args[1] = Int64GetDatum(hi);
+	if (SPI_execute_plan(usage_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.job_usage");
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		HeapTuple	t = SPI_tuptable->vals[r];

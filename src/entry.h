@@ -132,6 +132,16 @@ allot_lock_host(int64 host_id)
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
+/*
+ * Seconds from one instant to another, in C: SQL's extract(epoch) is a
+ * numeric, and its ::float8 goes through text.
+ */
+static inline double
+allot_secs_between(TimestampTz from, TimestampTz to)
+{
+	return (double) (to - from) / USECS_PER_SEC;
+}
+
 /* An assignment counts while its host was seen after this instant. */
 static inline TimestampTz
 allot_assignment_cutoff(TimestampTz now)

@@ -26,13 +26,6 @@
 
 static SPIPlanPtr jobs_plan = NULL;
 
-/* Seconds from a to b. */
-static double
-secs_between(TimestampTz a, TimestampTz b)
-{
-	return (double) (b - a) / USECS_PER_SEC;
-}
-
 void
 allot_simulate_host_queue(const WorkloadCache *cache, int64 host_id,
 						  double max_buf_secs, TimestampTz now, QueueResource *out)
@@ -86,10 +79,9 @@ allot_simulate_host_queue(const WorkloadCache *cache, int64 host_id,
 		est = DatumGetFloat8(SPI_getbinval(t, d, 3, &isnull));
 		sent_at = DatumGetTimestampTz(SPI_getbinval(t, d, 4, &no_sent_at));
 		deadline = DatumGetTimestampTz(SPI_getbinval(t, d, 5, &no_deadline));
-		/* Seconds computed here, not through extract(epoch), a numeric. */
-		jobs[n].remaining_secs = no_sent_at ? 0 : Max(est - secs_between(sent_at, now), 0);
-		jobs[n].deadline_secs = no_deadline ? 1e300 : secs_between(now, deadline);
-		jobs[n].order = no_sent_at ? 0 : secs_between(now, sent_at);
+		jobs[n].remaining_secs = no_sent_at ? 0 : Max(est - allot_secs_between(sent_at, now), 0);
+		jobs[n].deadline_secs = no_deadline ? 1e300 : allot_secs_between(now, deadline);
+		jobs[n].order = no_sent_at ? 0 : allot_secs_between(now, sent_at);
 		n++;
 	}
 	scratch = palloc(sizeof(double) * (ALLOT_HOST_QUEUE_SCRATCH(n) + 1));

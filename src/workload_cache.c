@@ -200,6 +200,16 @@ allot_find_workload(const WorkloadCache *c, int64_t id)
 	return find_id(c->workloads_by_id, c->n_workloads, id);
 }
 
+void
+allot_workload_id_range(const WorkloadCache *c, bool jobs, int64_t *lo, int64_t *hi)
+{
+	const IdIndex *idx = jobs ? c->job_workloads_by_id : c->workloads_by_id;
+	int			n = jobs ? c->n_job_workloads : c->n_workloads;
+
+	*lo = n > 0 ? idx[0].id : 1;
+	*hi = n > 0 ? idx[n - 1].id : 0;
+}
+
 int
 allot_find_app(const WorkloadCache *c, int64_t id)
 {

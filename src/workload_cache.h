@@ -76,6 +76,10 @@ extern int	allot_resource_index(const WorkloadCache *cache, const char *name);
 
 /* Index of the row with this id in the cache's arrays, or -1. */
 extern int	allot_find_workload(const WorkloadCache *cache, int64_t id);
+/* The least and greatest id of the assignment (jobs false) or job workloads;
+ * lo > hi when there are none. */
+extern void allot_workload_id_range(const WorkloadCache *cache, bool jobs,
+									int64_t *lo, int64_t *hi);
 extern int	allot_find_app(const WorkloadCache *cache, int64_t id);
 extern int	allot_find_version(const WorkloadCache *cache, int64_t id);
 extern int	allot_find_job_workload(const WorkloadCache *cache, int64_t id);
