@@ -8,19 +8,27 @@
  * two usage rows, in workload id order (no deadlocks between requests).
  *
  * job_usage: one row per (workload, shard).  The statement triggers on
- * allot.job (PL/pgSQL, in the extension script) add each statement's change
- * to the row of the writing backend's shard, allot.usage_shard(): requests
- * of different backends then never wait for each other's usage rows, which
- * they would otherwise hold until they commit.  Readers sum the shards.
+ * allot.job add each statement's change to the row of the writing backend's
+ * shard, allot.usage_shard(): requests of different backends then never wait
+ * for each other's usage rows, which they would otherwise hold until they
+ * commit.  Readers sum the shards.  The same triggers keep allot.host_credit,
+ * the credit of each host's jobs.
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "common/int.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "storage/proc.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
 
 #include "entry.h"
 
@@ -53,11 +61,9 @@ prepare_plans(void)
 									1, id_only);
 }
 
-PG_FUNCTION_INFO_V1(allot_usage_shard);
-
-/* usage_shard(): the allot.job_usage shard this backend writes. */
-Datum
-allot_usage_shard(PG_FUNCTION_ARGS)
+/* The allot.job_usage shard this backend writes. */
+static int32
+backend_shard(void)
 {
 #if PG_VERSION_NUM >= 170000
 	int			proc = MyProcNumber;
@@ -65,7 +71,16 @@ allot_usage_shard(PG_FUNCTION_ARGS)
 	int			proc = MyProc->pgprocno;
 #endif
 
-	PG_RETURN_INT32(proc % ALLOT_USAGE_SHARDS);
+	return proc % ALLOT_USAGE_SHARDS;
+}
+
+PG_FUNCTION_INFO_V1(allot_usage_shard);
+
+/* usage_shard(): the allot.job_usage shard this backend writes. */
+Datum
+allot_usage_shard(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(backend_shard());
 }
 
 /* ---------------------------------------------------------------------------
@@ -187,6 +202,320 @@ allot_assignment_truncate_trigger(PG_FUNCTION_ARGS)
 	SPI_connect();
 	if (SPI_execute("DELETE FROM allot.workload_usage", false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not empty allot.workload_usage");
+	SPI_finish();
+	return PointerGetDatum(NULL);
+}
+
+/* ---------------------------------------------------------------------------
+ * The statement trigger that keeps allot.job_usage (and allot.host_credit)
+ * equal to what allot.job holds.
+ *
+ * For each workload a statement touched: the change in its unsent, in
+ * progress, done and errored (error or timed out) jobs, and in the MFLOPS
+ * in progress (allot.job_mflops of each job in progress: its peak FLOPS in
+ * whole MFLOPS).  New rows count, old rows count negatively; workloads whose
+ * change is nothing are left alone.  The changes are added to this
+ * backend's shard in one upsert, in workload id order, so that concurrent
+ * statements lock usage rows in one order and cannot deadlock.
+ *
+ * Credit changes only when the transitioner grants it (or an operator
+ * writes it): only a statement whose rows carry credit runs the
+ * allot.host_credit statement, over the transition tables, in host id order.
+ * ------------------------------------------------------------------------- */
+
+typedef struct JobDelta
+{
+	int64		workload_id;
+	int64		unsent;
+	int64		in_progress;
+	int64		mflops;
+	int64		done;
+	int64		error;
+} JobDelta;
+
+typedef struct JobColumns
+{
+	AttrNumber	workload_id;
+	AttrNumber	state;
+	AttrNumber	peak;
+	AttrNumber	host_id;
+	AttrNumber	credit;
+} JobColumns;
+
+typedef struct JobDeltas
+{
+	JobDelta   *d;
+	int			n;
+	int			cap;
+	bool		credit;			/* a row has credit and a host */
+} JobDeltas;
+
+static SPIPlanPtr job_usage_plan = NULL;
+static SPIPlanPtr host_credit_plan[3] = {NULL, NULL, NULL};	/* insert, update, delete */
+
+static const char *const host_credit_sql[3] = {
+	"INSERT INTO allot.host_credit AS c (host_id, credit, jobs)"
+	"SELECT host_id, sum(credit::numeric), count(*)"
+	"  FROM new_rows WHERE credit IS NOT NULL AND host_id IS NOT NULL"
+	" GROUP BY host_id ORDER BY host_id "
+	"ON CONFLICT (host_id) DO UPDATE"
+	"   SET credit = c.credit + excluded.credit, jobs = c.jobs + excluded.jobs",
+
+	"INSERT INTO allot.host_credit AS c (host_id, credit, jobs)"
+	"SELECT host_id, sum(credit), sum(jobs)"
+	"  FROM (SELECT host_id, credit::numeric AS credit, 1 AS jobs"
+	"          FROM new_rows WHERE credit IS NOT NULL AND host_id IS NOT NULL"
+	"        UNION ALL"
+	"        SELECT host_id, -credit::numeric, -1"
+	"          FROM old_rows WHERE credit IS NOT NULL AND host_id IS NOT NULL) d"
+	" GROUP BY host_id HAVING sum(credit) <> 0 OR sum(jobs) <> 0 ORDER BY host_id "
+	"ON CONFLICT (host_id) DO UPDATE"
+	"   SET credit = c.credit + excluded.credit, jobs = c.jobs + excluded.jobs",
+
+	"INSERT INTO allot.host_credit AS c (host_id, credit, jobs)"
+	"SELECT host_id, -sum(credit::numeric), -count(*)"
+	"  FROM old_rows WHERE credit IS NOT NULL AND host_id IS NOT NULL"
+	" GROUP BY host_id ORDER BY host_id "
+	"ON CONFLICT (host_id) DO UPDATE"
+	"   SET credit = c.credit + excluded.credit, jobs = c.jobs + excluded.jobs"
+};
+
+static AttrNumber
+job_column(TupleDesc desc, const char *name)
+{
+	int			attnum = SPI_fnumber(desc, name);
+
+	if (attnum <= 0)
+		elog(ERROR, "allot.job has no column \"%s\"", name);
+	return (AttrNumber) attnum;
+}
+
+/* allot.job_mflops(): the peak FLOPS in whole MFLOPS, 0 when unknown. */
+static int64
+job_mflops(Datum peak, bool isnull)
+{
+	double		m;
+
+	if (isnull)
+		return 0;
+	m = rint(DatumGetFloat8(peak) / 1e6);
+	if (isnan(m) || !FLOAT8_FITS_IN_INT64(m))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("job peak_flops_per_sec %g is out of range", DatumGetFloat8(peak)),
+				 errdetail("A job's MFLOPS in progress must fit in a bigint.")));
+	return (int64) m;
+}
+
+/* *sum += sign * v (sign: 1 or -1). */
+static void
+delta_add(int64 *sum, int64 v, int sign)
+{
+	if (sign > 0 ? pg_add_s64_overflow(*sum, v, sum) : pg_sub_s64_overflow(*sum, v, sum))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("allot.job_usage change out of range")));
+}
+
+/* Adds sign times each row of ts to deltas: one entry per run of a workload. */
+static void
+add_rows(Tuplestorestate *ts, TupleTableSlot *slot, const JobColumns *col, int sign,
+		 JobDeltas *deltas)
+{
+	tuplestore_rescan(ts);
+	while (tuplestore_gettupleslot(ts, true, false, slot))
+	{
+		bool		isnull;
+		int64		workload_id = DatumGetInt64(slot_getattr(slot, col->workload_id, &isnull));
+		text	   *state = DatumGetTextPP(slot_getattr(slot, col->state, &isnull));
+		const char *s = VARDATA_ANY(state);
+		int			len = VARSIZE_ANY_EXHDR(state);
+		JobDelta   *d;
+
+#define STATE_IS(name) (len == (int) sizeof(name) - 1 && memcmp(s, name, len) == 0)
+		if (deltas->n == 0 || deltas->d[deltas->n - 1].workload_id != workload_id)
+		{
+			if (deltas->n == deltas->cap)
+			{
+				deltas->cap *= 2;
+				deltas->d = repalloc(deltas->d, sizeof(JobDelta) * deltas->cap);
+			}
+			d = &deltas->d[deltas->n++];
+			memset(d, 0, sizeof(JobDelta));
+			d->workload_id = workload_id;
+		}
+		d = &deltas->d[deltas->n - 1];
+		if (STATE_IS("unsent"))
+			delta_add(&d->unsent, 1, sign);
+		else if (STATE_IS("in_progress"))
+		{
+			Datum		peak = slot_getattr(slot, col->peak, &isnull);
+
+			delta_add(&d->in_progress, 1, sign);
+			delta_add(&d->mflops, job_mflops(peak, isnull), sign);
+		}
+		else if (STATE_IS("done"))
+			delta_add(&d->done, 1, sign);
+		else if (STATE_IS("error") || STATE_IS("timed_out"))
+			delta_add(&d->error, 1, sign);
+#undef STATE_IS
+		if (!deltas->credit)
+		{
+			(void) slot_getattr(slot, col->credit, &isnull);
+			if (!isnull)
+			{
+				(void) slot_getattr(slot, col->host_id, &isnull);
+				deltas->credit = !isnull;
+			}
+		}
+	}
+	tuplestore_rescan(ts);
+}
+
+static int
+delta_cmp(const void *a, const void *b)
+{
+	int64		x = ((const JobDelta *) a)->workload_id;
+	int64		y = ((const JobDelta *) b)->workload_id;
+
+	return (x > y) - (x < y);
+}
+
+/* Sorts by workload, merges each workload's entries, drops the empty ones. */
+static void
+merge_deltas(JobDeltas *deltas)
+{
+	int			out = 0;
+
+	qsort(deltas->d, deltas->n, sizeof(JobDelta), delta_cmp);
+	for (int i = 0; i < deltas->n; i++)
+	{
+		JobDelta   *d = &deltas->d[i];
+
+		if (out > 0 && deltas->d[out - 1].workload_id == d->workload_id)
+		{
+			JobDelta   *m = &deltas->d[out - 1];
+
+			delta_add(&m->unsent, d->unsent, 1);
+			delta_add(&m->in_progress, d->in_progress, 1);
+			delta_add(&m->mflops, d->mflops, 1);
+			delta_add(&m->done, d->done, 1);
+			delta_add(&m->error, d->error, 1);
+		}
+		else
+			deltas->d[out++] = *d;
+	}
+	deltas->n = 0;
+	for (int i = 0; i < out; i++)
+	{
+		JobDelta   *d = &deltas->d[i];
+
+		if (d->unsent != 0 || d->in_progress != 0 || d->mflops != 0 ||
+			d->done != 0 || d->error != 0)
+			deltas->d[deltas->n++] = *d;
+	}
+}
+
+static Datum
+delta_array(const JobDeltas *deltas, size_t offset)
+{
+	Datum	   *values = palloc(sizeof(Datum) * deltas->n);
+
+	for (int i = 0; i < deltas->n; i++)
+		values[i] = Int64GetDatum(*(const int64 *) ((const char *) &deltas->d[i] + offset));
+	return PointerGetDatum(construct_array(values, deltas->n, INT8OID, 8, FLOAT8PASSBYVAL,
+										   TYPALIGN_DOUBLE));
+}
+
+static void
+write_job_usage(const JobDeltas *deltas, int32 shard)
+{
+	Datum		args[7];
+
+	if (job_usage_plan == NULL)
+	{
+		Oid			types[7] = {INT4OID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID};
+
+		job_usage_plan = allot_prepare(
+									   "INSERT INTO allot.job_usage AS u"
+									   "       (workload_id, shard, unsent, in_progress, mflops, done, error)"
+									   "SELECT w, $1, un, ip, mf, dn, er"
+									   "  FROM unnest($2, $3, $4, $5, $6, $7) AS d(w, un, ip, mf, dn, er) "
+									   "ON CONFLICT (workload_id, shard) DO UPDATE"
+									   "   SET unsent = u.unsent + excluded.unsent,"
+									   "       in_progress = u.in_progress + excluded.in_progress,"
+									   "       mflops = u.mflops + excluded.mflops,"
+									   "       done = u.done + excluded.done,"
+									   "       error = u.error + excluded.error",
+									   7, types);
+	}
+	args[0] = Int32GetDatum(shard);
+	args[1] = delta_array(deltas, offsetof(JobDelta, workload_id));
+	args[2] = delta_array(deltas, offsetof(JobDelta, unsent));
+	args[3] = delta_array(deltas, offsetof(JobDelta, in_progress));
+	args[4] = delta_array(deltas, offsetof(JobDelta, mflops));
+	args[5] = delta_array(deltas, offsetof(JobDelta, done));
+	args[6] = delta_array(deltas, offsetof(JobDelta, error));
+	if (SPI_execute_plan(job_usage_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not update allot.job_usage");
+}
+
+PG_FUNCTION_INFO_V1(allot_job_usage_trigger);
+
+Datum
+allot_job_usage_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	JobColumns	col;
+	JobDeltas	deltas;
+	TupleTableSlot *slot;
+	int			op;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) ||
+		!TRIGGER_FIRED_AFTER(td->tg_event) ||
+		TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("allot_job_usage_trigger() must be an AFTER STATEMENT trigger on insert, update or delete")));
+	op = TRIGGER_FIRED_BY_INSERT(td->tg_event) ? 0 : TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? 1 : 2;
+	if ((op != 2 && td->tg_newtable == NULL) || (op != 0 && td->tg_oldtable == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("allot_job_usage_trigger() needs the statement's transition tables"),
+				 errhint("Create the trigger with REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows.")));
+
+	SPI_connect();
+	desc = RelationGetDescr(td->tg_relation);
+	col.workload_id = job_column(desc, "workload_id");
+	col.state = job_column(desc, "state");
+	col.peak = job_column(desc, "peak_flops_per_sec");
+	col.host_id = job_column(desc, "host_id");
+	col.credit = job_column(desc, "credit");
+	deltas.cap = 16;
+	deltas.n = 0;
+	deltas.d = palloc(sizeof(JobDelta) * deltas.cap);
+	deltas.credit = false;
+	slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	if (op != 0)
+		add_rows(td->tg_oldtable, slot, &col, -1, &deltas);
+	if (op != 2)
+		add_rows(td->tg_newtable, slot, &col, 1, &deltas);
+	ExecDropSingleTupleTableSlot(slot);
+
+	merge_deltas(&deltas);
+	if (deltas.n > 0)
+		write_job_usage(&deltas, backend_shard());
+	if (deltas.credit)
+	{
+		if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
+			elog(ERROR, "could not register the transition tables of allot.job");
+		if (host_credit_plan[op] == NULL)
+			host_credit_plan[op] = allot_prepare(host_credit_sql[op], 0, NULL);
+		if (SPI_execute_plan(host_credit_plan[op], NULL, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not update allot.host_credit");
+	}
 	SPI_finish();
 	return PointerGetDatum(NULL);
 }
