@@ -40,9 +40,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
-#include "executor/tuptable.h"
 #include "miscadmin.h"
-#include "nodes/params.h"
 #include "utils/array.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -300,7 +298,6 @@ watch_reaches(TimestampTz cutoff)
  */
 typedef struct UsageSink
 {
-	DestReceiver pub;			/* first: the executor sends rows here */
 	const int64 *ids;
 	int			n;
 	double	   *threads;
@@ -311,8 +308,9 @@ typedef struct UsageSink
 
 /* One row: (kind, workload_id, threads, focus_threads, horizon). */
 static void
-add_row(UsageSink *sink, const Datum *v, const bool *isnull)
+add_row(void *arg, const Datum *v, const bool *isnull)
 {
+	UsageSink  *sink = (UsageSink *) arg;
 	int			kind = DatumGetInt32(v[0]);
 	int64		want;
 	const int64 *hit;
@@ -332,87 +330,19 @@ add_row(UsageSink *sink, const Datum *v, const bool *isnull)
 	sink->focus_threads[hit - sink->ids] += sign * DatumGetFloat8(v[3]);
 }
 
-#if PG_VERSION_NUM >= 140000
-/*
- * PostgreSQL 14 and later hand each row to a DestReceiver as the executor
- * makes it: no copy of every row into SPI_tuptable (at 2,000 workloads,
- * several hundred rows a request).
- */
-static bool
-sink_receive(TupleTableSlot *slot, DestReceiver *self)
-{
-	slot_getallattrs(slot);
-	add_row((UsageSink *) self, slot->tts_values, slot->tts_isnull);
-	return true;
-}
-
-static void
-sink_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
-{
-}
-
-static void
-sink_shutdown(DestReceiver *self)
-{
-}
-
-static void
-sink_destroy(DestReceiver *self)
-{
-}
-#endif
-
 static void
 read_rows(SPIPlanPtr plan, Datum *args, bool fresh, const int64 *ids, int n,
 		  double *threads, double *focus_threads, TimestampTz *horizon, bool *lapsed)
 {
 	UsageSink	sink;
 
-	memset(&sink, 0, sizeof(sink));
 	sink.ids = ids;
 	sink.n = n;
 	sink.threads = threads;
 	sink.focus_threads = focus_threads;
 	sink.lapsed = lapsed;
 	sink.horizon = DT_NOBEGIN;
-#if PG_VERSION_NUM >= 140000
-	{
-		int			nargs = SPI_getargcount(plan);
-		ParamListInfo params = makeParamList(nargs);
-		SPIExecuteOptions options;
-
-		for (int i = 0; i < nargs; i++)
-		{
-			params->params[i].value = args[i];
-			params->params[i].isnull = false;
-			params->params[i].pflags = PARAM_FLAG_CONST;
-			params->params[i].ptype = SPI_getargtypeid(plan, i);
-		}
-		sink.pub.receiveSlot = sink_receive;
-		sink.pub.rStartup = sink_startup;
-		sink.pub.rShutdown = sink_shutdown;
-		sink.pub.rDestroy = sink_destroy;
-		sink.pub.mydest = DestNone;
-		memset(&options, 0, sizeof(options));
-		options.params = params;
-		options.read_only = !fresh;
-		options.dest = &sink.pub;
-		/* A receiver tagged DestNone makes SPI say SPI_OK_UTILITY, not SELECT. */
-		if (SPI_execute_plan_extended(plan, &options) < 0)
-			elog(ERROR, "could not read allot.workload_usage");
-	}
-#else
-	if (SPI_execute_plan(plan, args, NULL, !fresh, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read allot.workload_usage");
-	for (uint64 r = 0; r < SPI_processed; r++)
-	{
-		Datum		v[5];
-		bool		isnull[5];
-
-		heap_deform_tuple(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, v, isnull);
-		add_row(&sink, v, isnull);
-	}
-#endif
+	allot_execute_rows(plan, args, !fresh, add_row, &sink, "allot.workload_usage");
 	if (horizon != NULL)
 		*horizon = sink.horizon;
 }

@@ -8,8 +8,10 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
+#include "nodes/params.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -181,4 +183,83 @@ allot_compare_int64(const void *a, const void *b)
 				y = *(const int64 *) b;
 
 	return x < y ? -1 : x > y;
+}
+
+#if PG_VERSION_NUM >= 140000
+/* The receiver of allot_execute_rows: each row to the caller's function. */
+typedef struct RowReceiver
+{
+	DestReceiver pub;			/* first: the executor sends rows here */
+	AllotRowFn	row;
+	void	   *arg;
+} RowReceiver;
+
+static bool
+receive_row(TupleTableSlot *slot, DestReceiver *self)
+{
+	RowReceiver *r = (RowReceiver *) self;
+
+	slot_getallattrs(slot);
+	r->row(r->arg, slot->tts_values, slot->tts_isnull);
+	return true;
+}
+
+static void
+receiver_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+receiver_nothing(DestReceiver *self)
+{
+}
+#endif
+
+void
+allot_execute_rows(SPIPlanPtr plan, Datum *args, bool read_only, AllotRowFn row, void *arg,
+				   const char *what)
+{
+#if PG_VERSION_NUM >= 140000
+	int			nargs = SPI_getargcount(plan);
+	ParamListInfo params = makeParamList(nargs);
+	SPIExecuteOptions options;
+	RowReceiver receiver;
+
+	for (int i = 0; i < nargs; i++)
+	{
+		params->params[i].value = args[i];
+		params->params[i].isnull = false;
+		params->params[i].pflags = PARAM_FLAG_CONST;
+		params->params[i].ptype = SPI_getargtypeid(plan, i);
+	}
+	memset(&receiver, 0, sizeof(receiver));
+	receiver.pub.receiveSlot = receive_row;
+	receiver.pub.rStartup = receiver_startup;
+	receiver.pub.rShutdown = receiver_nothing;
+	receiver.pub.rDestroy = receiver_nothing;
+	receiver.pub.mydest = DestNone;
+	receiver.row = row;
+	receiver.arg = arg;
+	memset(&options, 0, sizeof(options));
+	options.params = params;
+	options.read_only = read_only;
+	options.dest = &receiver.pub;
+	/* A receiver tagged DestNone makes SPI say SPI_OK_UTILITY, not SELECT. */
+	if (SPI_execute_plan_extended(plan, &options) < 0)
+		elog(ERROR, "could not read %s", what);
+#else
+	if (SPI_execute_plan(plan, args, NULL, read_only, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read %s", what);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		Datum	   *v = palloc(sizeof(Datum) * desc->natts);
+		bool	   *isnull = palloc(sizeof(bool) * desc->natts);
+
+		heap_deform_tuple(SPI_tuptable->vals[r], desc, v, isnull);
+		row(arg, v, isnull);
+		pfree(v);
+		pfree(isnull);
+	}
+#endif
 }

@@ -38,6 +38,16 @@ extern HeapTuple allot_read_host_row(SPIPlanPtr plan, Datum *args, int64 host_id
 									 bool fresh, TupleDesc *desc);
 
 /*
+ * Runs a prepared SELECT and hands each row's values to row(arg, values,
+ * nulls) as the executor makes it (PostgreSQL 14 and later: a DestReceiver,
+ * no copy of every row into SPI_tuptable; older servers go through it).
+ * what names the table read, for the error should it fail.
+ */
+typedef void (*AllotRowFn) (void *arg, const Datum *values, const bool *isnull);
+extern void allot_execute_rows(SPIPlanPtr plan, Datum *args, bool read_only,
+							   AllotRowFn row, void *arg, const char *what);
+
+/*
  * The order every writer takes its locks in.  A request of one host takes
  * the host's lock, then the row-writing lock (RowExclusiveLock) of the table
  * it writes, allot.job or allot.assignment, and only then reads what it may
