@@ -63,6 +63,7 @@ typedef struct JobWorkload
 	int64		held_id;		/* a job taken but refused by a deadline check */
 	double		held_predicted;
 	int64		unsent;
+	int64		reopened;		/* jobs that came back to unsent, so far */
 	int64		in_progress;	/* here and on every other host */
 	double		mflops;			/* usage: peak MFLOPS in progress */
 	double		rec;			/* recent estimated credit at now (recent) */
@@ -102,6 +103,8 @@ typedef struct Dispatch
 	TimestampTz now;
 	uint64		rng;
 	int			fairness;		/* allot.fairness */
+	bool		hints;			/* job_usage counts reopened jobs (0.5.1 on):
+								 * picks may start at the backend's hints */
 	double	   *share;			/* per job workload: its throughput (debt) */
 	double	   *overall;		/* per job workload: overall debt (debt) */
 } Dispatch;

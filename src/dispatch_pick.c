@@ -15,7 +15,11 @@
  *               request holds, taken FOR UPDATE SKIP LOCKED, one at a time:
  *               a request locks the jobs it sends and no more (the one
  *               exception: a job the deadline check refuses stays locked,
- *               kept for this request's other resources)
+ *               kept for this request's other resources).  The search starts
+ *               where the backend last found the oldest unsent job (its
+ *               hint, search_start), not at the start of the workload's
+ *               jobs, whose index entries of jobs sent are dead until
+ *               VACUUM and would otherwise be stepped over at every pick
  *   charge      its estimate (seed 004) against the resource's seconds,
  *               instances and queue (work_request.h); it counts at once for
  *               the next pick
@@ -27,12 +31,17 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/timestamp.h"
 
 #include "dispatch.h"
 #include "entry.h"
 #include "selection.h"
 
+/* How long a backend trusts where it last found a workload's oldest unsent job. */
+#define PICK_HINT_USECS USECS_PER_SEC
+
 static SPIPlanPtr take_plan = NULL;
+static SPIPlanPtr oldest_plan = NULL;
 
 static void
 prepare_plans(void)
@@ -41,6 +50,12 @@ prepare_plans(void)
 
 	if (take_plan != NULL)
 		return;
+	/* The workload's oldest unsent job, held by another request or not. */
+	oldest_plan = allot_prepare(
+								"SELECT id FROM allot.job"
+								" WHERE workload_id = $1 AND state = 'unsent'"
+								" ORDER BY id LIMIT 1",
+								1, take_args);
 	/* The workload's oldest unsent job after the last one this request took. */
 	take_plan = allot_prepare(
 							  "SELECT id, predicted_app_units FROM allot.job"
@@ -115,9 +130,42 @@ delay_bound(const CachedWorkload *w)
 	return w->delay_bound_secs > 0 ? w->delay_bound_secs : (double) allot_default_delay_bound;
 }
 
+/*
+ * The id after which the workload's first pick of this request looks: no
+ * job up to it is unsent.  The backend's hint when it is under a second old
+ * and no job of the workload has come back to unsent since it was set (the
+ * workload's job_usage.reopened, read by this request, has not moved); else
+ * a fresh look at the workload's oldest unsent job, locked or not, which
+ * becomes the hint.  Jobs that are unsent below a hint: those that come
+ * back to unsent (reopened), those this backend makes unsent (the job
+ * trigger lowers the hint, allot_pick_hint_lower), and those another
+ * backend inserts with ids below the hint (a transaction that took its ids
+ * before another's and commits after it, or ids given by hand): those wait
+ * at most PICK_HINT_USECS, and then go first.
+ */
+static int64
+search_start(const Dispatch *d, const JobWorkload *j)
+{
+	PickHint   *h = &d->cache->pick_hints[j - d->jw];
+	TimestampTz now = GetCurrentTimestamp();
+	Datum		arg = Int64GetDatum(j->w->id);
+	bool		isnull;
+
+	if (h->set_at != 0 && h->reopened == j->reopened &&
+		now >= h->set_at && now - h->set_at < PICK_HINT_USECS)
+		return h->after;
+	if (SPI_execute_plan(oldest_plan, &arg, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.job");
+	h->after = SPI_processed == 0 ? 0 :
+		DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) - 1;
+	h->reopened = j->reopened;
+	h->set_at = now;
+	return h->after;
+}
+
 /* One unsent job of the workload, locked; false when none is free. */
 static bool
-take_job(JobWorkload *j, int64 *job_id, double *predicted)
+take_job(const Dispatch *d, JobWorkload *j, int64 *job_id, double *predicted)
 {
 	Datum		args[2];
 	bool		isnull;
@@ -130,7 +178,7 @@ take_job(JobWorkload *j, int64 *job_id, double *predicted)
 		return true;
 	}
 	args[0] = Int64GetDatum(j->w->id);
-	args[1] = Int64GetDatum(j->last_taken);
+	args[1] = Int64GetDatum(j->last_taken != 0 || !d->hints ? j->last_taken : search_start(d, j));
 	if (SPI_execute_plan(take_plan, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.job");
 	if (SPI_processed == 0)
@@ -210,7 +258,7 @@ pick_one(Dispatch *d, int r, Candidate *cand, int *index, int *version, int *eng
 		j = &d->jw[index[sel.chosen]];
 		cv = &cache->versions[version[sel.chosen]];
 		usage = r == cache->cpu ? cv->ncpus : cv->ncoprocs;
-		if (!take_job(j, &job_id, &predicted))
+		if (!take_job(d, j, &job_id, &predicted))
 		{
 			/* Others hold or took them all: look elsewhere. */
 			j->exhausted = true;

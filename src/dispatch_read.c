@@ -16,9 +16,11 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
+#include "utils/lsyscache.h"
 
 #include "credit.h"
 #include "dispatch.h"
@@ -26,6 +28,7 @@
 
 static SPIPlanPtr host_versions_plan = NULL;
 static SPIPlanPtr usage_plan = NULL;
+static SPIPlanPtr usage_plan_050 = NULL;
 static SPIPlanPtr app_stats_plan = NULL;
 
 static void
@@ -33,7 +36,6 @@ prepare_plans(void)
 {
 	Oid			id_time[2] = {INT8OID, TIMESTAMPTZOID};
 	Oid			ids[1] = {INT8ARRAYOID};
-	Oid			range[2] = {INT8OID, INT8OID};
 
 	if (app_stats_plan != NULL)
 		return;
@@ -44,19 +46,6 @@ prepare_plans(void)
 									   "            THEN jobs_today ELSE 0 END"
 									   "  FROM allot.host_app_version WHERE host_id = $1",
 									   2, id_time);
-	/*
-	 * job_usage keeps a row per (workload, shard): the sums are the usage,
-	 * added up in C as the rows come (add_usage_row), which costs less than
-	 * grouping them.  The rows of the job workloads' id range, looked up in
-	 * the cache (the range skips older, finished workloads' rows); not
-	 * "= ANY ($1)", which a generic plan tests element by element on every
-	 * row.  mflops holds whole MFLOPS: as int8, it is read without going
-	 * through text as numeric to float8 does.
-	 */
-	usage_plan = allot_prepare(
-							   "SELECT workload_id, unsent, in_progress, mflops::int8"
-							   "  FROM allot.job_usage WHERE workload_id BETWEEN $1 AND $2",
-							   2, range);
 	app_stats_plan = allot_prepare(
 								   "SELECT id, n_reports, actual_au_mean, actual_au_m2, predicted_au_mean,"
 								   "       predicted_au_m2, au_ratio_mean, au_ratio_m2"
@@ -163,7 +152,43 @@ read_credit(Dispatch *d)
 	}
 }
 
-/* One shard's row of allot.job_usage: (workload_id, unsent, in_progress, mflops). */
+/*
+ * job_usage keeps a row per (workload, shard): the sums are the usage, added
+ * up in C as the rows come (add_usage_row), which costs less than grouping
+ * them.  The rows of the job workloads' id range, looked up in the cache
+ * (the range skips older, finished workloads' rows); not "= ANY ($1)",
+ * which a generic plan tests element by element on every row.  mflops holds
+ * whole MFLOPS: as int8, it is read without going through text as numeric
+ * to float8 does.  Before 0.5.1 job_usage has no reopened column, and picks
+ * take no hints (d->hints).
+ */
+static SPIPlanPtr
+usage_read_plan(bool reopened)
+{
+	Oid			range[2] = {INT8OID, INT8OID};
+
+	if (reopened && usage_plan == NULL)
+		usage_plan = allot_prepare(
+								   "SELECT workload_id, unsent, in_progress, mflops::int8, reopened"
+								   "  FROM allot.job_usage WHERE workload_id BETWEEN $1 AND $2",
+								   2, range);
+	if (!reopened && usage_plan_050 == NULL)
+		usage_plan_050 = allot_prepare(
+									   "SELECT workload_id, unsent, in_progress, mflops::int8, 0::int8"
+									   "  FROM allot.job_usage WHERE workload_id BETWEEN $1 AND $2",
+									   2, range);
+	return reopened ? usage_plan : usage_plan_050;
+}
+
+static bool
+job_usage_has_reopened(void)
+{
+	Oid			relid = get_relname_relid("job_usage", get_namespace_oid("allot", false));
+
+	return OidIsValid(relid) && get_attnum(relid, "reopened") != InvalidAttrNumber;
+}
+
+/* One shard's row of allot.job_usage: (workload_id, unsent, in_progress, mflops, reopened). */
 static void
 add_usage_row(void *arg, const Datum *v, const bool *isnull)
 {
@@ -175,6 +200,7 @@ add_usage_row(void *arg, const Datum *v, const bool *isnull)
 	d->jw[i].unsent += DatumGetInt64(v[1]);
 	d->jw[i].in_progress += DatumGetInt64(v[2]);
 	d->jw[i].mflops += (double) DatumGetInt64(v[3]);
+	d->jw[i].reopened += DatumGetInt64(v[4]);
 }
 
 /* Usage and unsent counts of the job workloads, and their apps' statistics. */
@@ -212,7 +238,9 @@ read_job_workloads(Dispatch *d)
 	allot_workload_id_range(cache, true, &lo, &hi);
 	args[0] = Int64GetDatum(lo);
 	args[1] = Int64GetDatum(hi);
-	allot_execute_rows(usage_plan, args, false, add_usage_row, d, "allot.job_usage");
+	d->hints = job_usage_has_reopened();
+	allot_execute_rows(usage_read_plan(d->hints), args, false, add_usage_row, d,
+					   "allot.job_usage");
 	if (d->fairness != FAIRNESS_CURRENT)
 		read_credit(d);
 	if (napps == 0)

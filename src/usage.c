@@ -31,6 +31,7 @@
 #include "utils/tuplestore.h"
 
 #include "entry.h"
+#include "workload_cache.h"
 
 /* Shards of a workload's allot.job_usage row: at most this many rows each. */
 #define ALLOT_USAGE_SHARDS 16
@@ -226,15 +227,18 @@ allot_assignment_truncate_trigger(PG_FUNCTION_ARGS)
 typedef struct JobDelta
 {
 	int64		workload_id;
+	int64		min_unsent_id;	/* the least id of its new rows that are unsent */
 	int64		unsent;
 	int64		in_progress;
 	int64		mflops;
 	int64		done;
 	int64		error;
+	int64		reopened;
 } JobDelta;
 
 typedef struct JobColumns
 {
+	AttrNumber	id;
 	AttrNumber	workload_id;
 	AttrNumber	state;
 	AttrNumber	peak;
@@ -343,10 +347,16 @@ add_rows(Tuplestorestate *ts, TupleTableSlot *slot, const JobColumns *col, int s
 			d = &deltas->d[deltas->n++];
 			memset(d, 0, sizeof(JobDelta));
 			d->workload_id = workload_id;
+			d->min_unsent_id = PG_INT64_MAX;
 		}
 		d = &deltas->d[deltas->n - 1];
 		if (STATE_IS("unsent"))
+		{
 			delta_add(&d->unsent, 1, sign);
+			if (sign > 0)
+				d->min_unsent_id = Min(d->min_unsent_id,
+									   DatumGetInt64(slot_getattr(slot, col->id, &isnull)));
+		}
 		else if (STATE_IS("in_progress"))
 		{
 			Datum		peak = slot_getattr(slot, col->peak, &isnull);
@@ -381,9 +391,15 @@ delta_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Sorts by workload, merges each workload's entries, drops the empty ones. */
+/*
+ * Sorts by workload and merges each workload's entries.  An update that
+ * leaves a workload more unsent jobs than it found reopened them (a report
+ * that gives a job back, the transitioner's time-outs).  Requests in this
+ * backend look below their hint for the new unsent rows; then the workloads
+ * without change are dropped.
+ */
 static void
-merge_deltas(JobDeltas *deltas)
+merge_deltas(JobDeltas *deltas, bool update)
 {
 	int			out = 0;
 
@@ -401,6 +417,7 @@ merge_deltas(JobDeltas *deltas)
 			delta_add(&m->mflops, d->mflops, 1);
 			delta_add(&m->done, d->done, 1);
 			delta_add(&m->error, d->error, 1);
+			m->min_unsent_id = Min(m->min_unsent_id, d->min_unsent_id);
 		}
 		else
 			deltas->d[out++] = *d;
@@ -410,6 +427,10 @@ merge_deltas(JobDeltas *deltas)
 	{
 		JobDelta   *d = &deltas->d[i];
 
+		if (update && d->unsent > 0)
+			d->reopened = d->unsent;
+		if (d->min_unsent_id != PG_INT64_MAX)
+			allot_pick_hint_lower(d->workload_id, d->min_unsent_id - 1);
 		if (d->unsent != 0 || d->in_progress != 0 || d->mflops != 0 ||
 			d->done != 0 || d->error != 0)
 			deltas->d[deltas->n++] = *d;
@@ -430,25 +451,26 @@ delta_array(const JobDeltas *deltas, size_t offset)
 static void
 write_job_usage(const JobDeltas *deltas, int32 shard)
 {
-	Datum		args[7];
+	Datum		args[8];
 
 	if (job_usage_plan == NULL)
 	{
-		Oid			types[7] = {INT4OID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID};
+		Oid			types[8] = {INT4OID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID};
 
 		job_usage_plan = allot_prepare(
 									   "INSERT INTO allot.job_usage AS u"
-									   "       (workload_id, shard, unsent, in_progress, mflops, done, error)"
-									   "SELECT w, $1, un, ip, mf, dn, er"
-									   "  FROM unnest($2, $3, $4, $5, $6, $7) AS d(w, un, ip, mf, dn, er) "
+									   "       (workload_id, shard, unsent, in_progress, mflops, done, error, reopened)"
+									   "SELECT w, $1, un, ip, mf, dn, er, ro"
+									   "  FROM unnest($2, $3, $4, $5, $6, $7, $8) AS d(w, un, ip, mf, dn, er, ro) "
 									   "ON CONFLICT (workload_id, shard) DO UPDATE"
 									   "   SET unsent = u.unsent + excluded.unsent,"
 									   "       in_progress = u.in_progress + excluded.in_progress,"
 									   "       mflops = u.mflops + excluded.mflops,"
 									   "       done = u.done + excluded.done,"
-									   "       error = u.error + excluded.error",
-									   7, types);
+									   "       error = u.error + excluded.error,"
+									   "       reopened = u.reopened + excluded.reopened",
+									   8, types);
 	}
 	args[0] = Int32GetDatum(shard);
 	args[1] = delta_array(deltas, offsetof(JobDelta, workload_id));
@@ -457,6 +479,7 @@ write_job_usage(const JobDeltas *deltas, int32 shard)
 	args[4] = delta_array(deltas, offsetof(JobDelta, mflops));
 	args[5] = delta_array(deltas, offsetof(JobDelta, done));
 	args[6] = delta_array(deltas, offsetof(JobDelta, error));
+	args[7] = delta_array(deltas, offsetof(JobDelta, reopened));
 	if (SPI_execute_plan(job_usage_plan, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not update allot.job_usage");
 }
@@ -488,6 +511,7 @@ allot_job_usage_trigger(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	desc = RelationGetDescr(td->tg_relation);
+	col.id = job_column(desc, "id");
 	col.workload_id = job_column(desc, "workload_id");
 	col.state = job_column(desc, "state");
 	col.peak = job_column(desc, "peak_flops_per_sec");
@@ -504,7 +528,7 @@ allot_job_usage_trigger(PG_FUNCTION_ARGS)
 		add_rows(td->tg_newtable, slot, &col, 1, &deltas);
 	ExecDropSingleTupleTableSlot(slot);
 
-	merge_deltas(&deltas);
+	merge_deltas(&deltas, op == 1);
 	if (deltas.n > 0)
 		write_job_usage(&deltas, backend_shard());
 	if (deltas.credit)

@@ -428,6 +428,7 @@ cache_build(void)
 	n = (int) SPI_processed;
 	cache.workloads = palloc0(sizeof(CachedWorkload) * (n > 0 ? n : 1));
 	cache.job_workloads = palloc0(sizeof(CachedWorkload) * (n > 0 ? n : 1));
+	cache.pick_hints = palloc0(sizeof(PickHint) * (n > 0 ? n : 1));
 	dev_names = palloc(sizeof(char *) * (n > 0 ? n : 1));
 	for (int i = 0; i < n; i++)
 	{
@@ -486,6 +487,18 @@ cache_build(void)
 		cache.job_workloads_by_id = id_index(ids, cache.n_job_workloads);
 	}
 	MemoryContextSwitchTo(old);
+}
+
+void
+allot_pick_hint_lower(int64 workload_id, int64 after)
+{
+	int			i;
+
+	if (built_generation == 0 || cache.pick_hints == NULL)
+		return;
+	i = allot_find_job_workload(&cache, workload_id);
+	if (i >= 0 && cache.pick_hints[i].set_at != 0 && after < cache.pick_hints[i].after)
+		cache.pick_hints[i].after = after;
 }
 
 /*

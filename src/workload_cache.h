@@ -45,6 +45,20 @@ typedef struct CachedApp
 	int			n_versions;
 } CachedApp;
 
+/*
+ * Where request_work starts looking for a job workload's oldest unsent job
+ * (dispatch_pick.c): every job of the workload with an id up to after was
+ * not unsent when it was set.  Kept beside the cache, so that a rebuild
+ * (any change to workloads, apps or versions, or the extension dropped and
+ * created again) forgets them.
+ */
+typedef struct PickHint
+{
+	int64_t		after;
+	int64_t		reopened;		/* the workload's job_usage.reopened then */
+	int64_t		set_at;			/* server clock (a TimestampTz); 0: not set */
+} PickHint;
+
 typedef struct WorkloadCache
 {
 	/* active assignment workloads, ordered by priority desc, then id */
@@ -69,6 +83,9 @@ typedef struct WorkloadCache
 	struct IdIndex *apps_by_id;
 	struct IdIndex *versions_by_id;
 	struct IdIndex *job_workloads_by_id;
+
+	/* per job workload, same order; written by requests and the job trigger */
+	PickHint   *pick_hints;
 } WorkloadCache;
 
 extern const WorkloadCache *allot_workload_cache(void);
@@ -84,5 +101,7 @@ extern int	allot_find_app(const WorkloadCache *cache, int64_t id);
 extern int	allot_find_version(const WorkloadCache *cache, int64_t id);
 extern int	allot_find_job_workload(const WorkloadCache *cache, int64_t id);
 extern void allot_workload_cache_init(void);
+/* A job of the workload is unsent at id after + 1: lower its hint to after. */
+extern void allot_pick_hint_lower(int64_t workload_id, int64_t after);
 
 #endif							/* ALLOT_WORKLOAD_CACHE_H */

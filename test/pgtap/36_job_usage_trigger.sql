@@ -5,7 +5,7 @@
 -- trigger used where it does not belong.  The harness installs the current
 -- version; this file goes back to 0.5.0 inside its transaction.
 BEGIN;
-SELECT plan(21);
+SELECT plan(23);
 
 DROP EXTENSION allot;
 CREATE EXTENSION allot VERSION '0.5.0';
@@ -92,6 +92,30 @@ SELECT results_eq('SELECT * FROM kept ORDER BY 1', 'SELECT * FROM recount ORDER 
 SELECT results_eq('SELECT * FROM credit_kept ORDER BY 1', 'SELECT * FROM credit_recount ORDER BY 1',
                   'and so is their credit');
 SELECT is_empty('SELECT * FROM allot.check_invariants()', 'check_invariants() is empty');
+
+-- Jobs that come back to unsent are counted as reopened, per workload (what
+-- request_work watches to look for a workload's oldest unsent job again);
+-- jobs sent, or inserted, are not.  (The workload moves above count: unsent
+-- jobs that arrive in a workload are new to it.)
+CREATE TEMP VIEW reopened AS
+SELECT w.id AS workload_id, coalesce((SELECT sum(reopened) FROM allot.job_usage u WHERE u.workload_id = w.id), 0) AS n
+  FROM allot.workload w;
+CREATE TEMP TABLE reopened_before AS SELECT * FROM reopened;
+UPDATE allot.job SET state = 'in_progress', host_id = 1, app_version_id = 1, sent_at = now()
+ WHERE state = 'unsent' AND id % 7 = 0;
+INSERT INTO allot.job (workload_id) SELECT 1 + i % 30 FROM generate_series(1, 60) i;
+SELECT results_eq('SELECT * FROM reopened ORDER BY 1', 'SELECT * FROM reopened_before ORDER BY 1',
+                  'jobs sent or inserted are not counted as reopened');
+CREATE TEMP TABLE back AS
+SELECT workload_id, count(*) AS n FROM allot.job WHERE state IN ('in_progress', 'timed_out') AND id % 3 = 1
+ GROUP BY workload_id;
+UPDATE allot.job SET state = 'unsent', host_id = NULL, app_version_id = NULL, sent_at = NULL,
+                     peak_flops_per_sec = NULL
+ WHERE state IN ('in_progress', 'timed_out') AND id % 3 = 1;
+SELECT results_eq('SELECT r.workload_id, r.n - b.n FROM reopened r JOIN reopened_before b USING (workload_id)
+                    WHERE r.n <> b.n ORDER BY 1',
+                  'SELECT workload_id, n::numeric FROM back ORDER BY 1',
+                  'jobs given back to unsent are counted as reopened, per workload');
 
 -- A statement that changes no count touches no usage row: same row versions.
 CREATE TEMP TABLE before_ctids AS SELECT array_agg(ctid ORDER BY ctid) AS c FROM allot.job_usage;
