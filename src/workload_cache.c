@@ -10,6 +10,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -49,10 +50,39 @@ cache_invalidate_callback(Datum arg, Oid relid)
 		cache_generation++;
 }
 
+/*
+ * A transaction or subtransaction that aborts may have set a pick hint on
+ * its own uncommitted work (jobs it sent, which are unsent again): forget
+ * every hint.
+ */
+static void
+forget_pick_hints(void)
+{
+	if (cache.pick_hints != NULL)
+		memset(cache.pick_hints, 0, sizeof(PickHint) * cache.n_job_workloads);
+}
+
+static void
+pick_hints_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		forget_pick_hints();
+}
+
+static void
+pick_hints_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+							SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		forget_pick_hints();
+}
+
 void
 allot_workload_cache_init(void)
 {
 	CacheRegisterRelcacheCallback(cache_invalidate_callback, (Datum) 0);
+	RegisterXactCallback(pick_hints_xact_callback, NULL);
+	RegisterSubXactCallback(pick_hints_subxact_callback, NULL);
 }
 
 PG_FUNCTION_INFO_V1(allot_workload_cache_invalidate);
@@ -489,12 +519,17 @@ cache_build(void)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * Only a complete, current cache has hints to lower: a build that failed
+ * half-way (a cancel, say) leaves built_generation behind, and the next
+ * request builds afresh, without hints.
+ */
 void
 allot_pick_hint_lower(int64 workload_id, int64 after)
 {
 	int			i;
 
-	if (built_generation == 0 || cache.pick_hints == NULL)
+	if (built_generation != cache_generation || cache.pick_hints == NULL)
 		return;
 	i = allot_find_job_workload(&cache, workload_id);
 	if (i >= 0 && cache.pick_hints[i].set_at != 0 && after < cache.pick_hints[i].after)
