@@ -321,6 +321,8 @@ delta_add(int64 *sum, int64 v, int sign)
 				 errmsg("allot.job_usage change out of range")));
 }
 
+static void merge_runs(JobDeltas *deltas);
+
 /* Adds sign times each row of ts to deltas: one entry per run of a workload. */
 static void
 add_rows(Tuplestorestate *ts, TupleTableSlot *slot, const JobColumns *col, int sign,
@@ -341,8 +343,13 @@ add_rows(Tuplestorestate *ts, TupleTableSlot *slot, const JobColumns *col, int s
 		{
 			if (deltas->n == deltas->cap)
 			{
-				deltas->cap *= 2;
-				deltas->d = repalloc(deltas->d, sizeof(JobDelta) * deltas->cap);
+				/* Fold the runs first: a big statement grows with its workloads, not its rows. */
+				merge_runs(deltas);
+				if (deltas->n > deltas->cap / 2)
+				{
+					deltas->cap *= 2;
+					deltas->d = repalloc_huge(deltas->d, sizeof(JobDelta) * deltas->cap);
+				}
 			}
 			d = &deltas->d[deltas->n++];
 			memset(d, 0, sizeof(JobDelta));
@@ -391,15 +398,9 @@ delta_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/*
- * Sorts by workload and merges each workload's entries.  An update that
- * leaves a workload more unsent jobs than it found reopened them (a report
- * that gives a job back, the transitioner's time-outs).  Requests in this
- * backend look below their hint for the new unsent rows; then the workloads
- * without change are dropped.
- */
+/* Sorts the entries by workload and merges each workload's into one. */
 static void
-merge_deltas(JobDeltas *deltas, bool update)
+merge_runs(JobDeltas *deltas)
 {
 	int			out = 0;
 
@@ -422,8 +423,25 @@ merge_deltas(JobDeltas *deltas, bool update)
 		else
 			deltas->d[out++] = *d;
 	}
+	deltas->n = out;
+}
+
+/*
+ * One entry per workload.  An update that leaves a workload more unsent
+ * jobs than it found reopened them (a report that gives a job back, the
+ * transitioner's time-outs).  Requests in this backend look below their
+ * hint for the new unsent rows; then the workloads without change are
+ * dropped.
+ */
+static void
+finish_deltas(JobDeltas *deltas, bool update)
+{
+	int			n;
+
+	merge_runs(deltas);
+	n = deltas->n;
 	deltas->n = 0;
-	for (int i = 0; i < out; i++)
+	for (int i = 0; i < n; i++)
 	{
 		JobDelta   *d = &deltas->d[i];
 
@@ -528,7 +546,7 @@ allot_job_usage_trigger(PG_FUNCTION_ARGS)
 		add_rows(td->tg_newtable, slot, &col, 1, &deltas);
 	ExecDropSingleTupleTableSlot(slot);
 
-	merge_deltas(&deltas, op == 1);
+	finish_deltas(&deltas, op == 1);
 	if (deltas.n > 0)
 		write_job_usage(&deltas, backend_shard());
 	if (deltas.credit)
