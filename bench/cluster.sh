@@ -205,17 +205,24 @@ wait_quiet() {
 CLK_TCK=$(getconf CLK_TCK)
 
 # CPU of every process of the cluster so far: the postmaster's own and its
-# exited children's, and what each live child has used.
+# exited children's, and what each live child has used.  Fields after the
+# ")" that ends the command name: 12 utime, 13 stime, 14 cutime, 15 cstime.
+# A child that exits and is reaped between reading the children and reading
+# the postmaster would count twice (live, and in the postmaster's cutime):
+# the postmaster is read before and after the children, and the reading is
+# taken again until nothing was reaped in between.
+postmaster_ticks() { sed 's/.*) //' "/proc/$POSTMASTER_PID/stat" | awk '{ print $12 + $13, $14 + $15 }'; }
 cluster_ticks() {
-    local pids
-    pids=$(pgrep -P "$POSTMASTER_PID" | sed 's|.*|/proc/&/stat|')
-    # Fields after the ")" that ends the command name: 12 utime, 13 stime,
-    # 14 cutime, 15 cstime.  Children first: one that exits in between
-    # would be missed if the postmaster came first.
-    # shellcheck disable=SC2086  # a list of paths
-    { cat $pids 2>/dev/null | sed 's/.*) //' | awk '{ print $12 + $13 }'
-      sed 's/.*) //' "/proc/$POSTMASTER_PID/stat" | awk '{ print $12 + $13 + $14 + $15 }'
-    } | awk '{ s += $1 } END { print s + 0 }'
+    local pids own reaped own2 reaped2 kids
+    for _ in 1 2 3 4 5 6 7 8; do
+        read -r own reaped < <(postmaster_ticks)
+        pids=$(pgrep -P "$POSTMASTER_PID" | sed 's|.*|/proc/&/stat|')
+        # shellcheck disable=SC2086  # a list of paths
+        kids=$(cat $pids 2>/dev/null | sed 's/.*) //' | awk '{ s += $12 + $13 } END { print s + 0 }')
+        read -r own2 reaped2 < <(postmaster_ticks)
+        [ "$reaped2" = "$reaped" ] && break
+    done
+    echo $((own2 + reaped2 + kids))
 }
 
 # CPU of this script's children that exited and were waited for (pgbench).
