@@ -16,11 +16,9 @@
  */
 #include "postgres.h"
 
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
-#include "utils/lsyscache.h"
 
 #include "credit.h"
 #include "dispatch.h"
@@ -180,14 +178,6 @@ usage_read_plan(bool reopened)
 	return reopened ? usage_plan : usage_plan_050;
 }
 
-static bool
-job_usage_has_reopened(void)
-{
-	Oid			relid = get_relname_relid("job_usage", get_namespace_oid("allot", false));
-
-	return OidIsValid(relid) && get_attnum(relid, "reopened") != InvalidAttrNumber;
-}
-
 /* One shard's row of allot.job_usage: (workload_id, unsent, in_progress, mflops, reopened). */
 static void
 add_usage_row(void *arg, const Datum *v, const bool *isnull)
@@ -238,7 +228,7 @@ read_job_workloads(Dispatch *d)
 	allot_workload_id_range(cache, true, &lo, &hi);
 	args[0] = Int64GetDatum(lo);
 	args[1] = Int64GetDatum(hi);
-	d->hints = job_usage_has_reopened();
+	d->hints = cache->job_usage_reopened;
 	allot_execute_rows(usage_read_plan(d->hints), args, false, add_usage_row, d,
 					   "allot.job_usage");
 	if (d->fairness != FAIRNESS_CURRENT)

@@ -311,14 +311,16 @@ job_mflops(Datum peak, bool isnull)
 	return (int64) m;
 }
 
-/* *sum += sign * v (sign: 1 or -1). */
+/* *sum += sign * v (sign: 1 or -1), for the workload's job_usage change. */
 static void
-delta_add(int64 *sum, int64 v, int sign)
+delta_add(int64 *sum, int64 v, int sign, int64 workload_id)
 {
 	if (sign > 0 ? pg_add_s64_overflow(*sum, v, sum) : pg_sub_s64_overflow(*sum, v, sum))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("allot.job_usage change out of range")));
+				 errmsg("the change in allot.job_usage of workload %lld is out of range",
+						(long long) workload_id),
+				 errdetail("A statement's change in a workload's jobs or MFLOPS in progress must fit in a bigint.")));
 }
 
 static void merge_runs(JobDeltas *deltas);
@@ -359,7 +361,7 @@ add_rows(Tuplestorestate *ts, TupleTableSlot *slot, const JobColumns *col, int s
 		d = &deltas->d[deltas->n - 1];
 		if (STATE_IS("unsent"))
 		{
-			delta_add(&d->unsent, 1, sign);
+			delta_add(&d->unsent, 1, sign, workload_id);
 			if (sign > 0)
 				d->min_unsent_id = Min(d->min_unsent_id,
 									   DatumGetInt64(slot_getattr(slot, col->id, &isnull)));
@@ -368,13 +370,13 @@ add_rows(Tuplestorestate *ts, TupleTableSlot *slot, const JobColumns *col, int s
 		{
 			Datum		peak = slot_getattr(slot, col->peak, &isnull);
 
-			delta_add(&d->in_progress, 1, sign);
-			delta_add(&d->mflops, job_mflops(peak, isnull), sign);
+			delta_add(&d->in_progress, 1, sign, workload_id);
+			delta_add(&d->mflops, job_mflops(peak, isnull), sign, workload_id);
 		}
 		else if (STATE_IS("done"))
-			delta_add(&d->done, 1, sign);
+			delta_add(&d->done, 1, sign, workload_id);
 		else if (STATE_IS("error") || STATE_IS("timed_out"))
-			delta_add(&d->error, 1, sign);
+			delta_add(&d->error, 1, sign, workload_id);
 #undef STATE_IS
 		if (!deltas->credit)
 		{
@@ -413,11 +415,11 @@ merge_runs(JobDeltas *deltas)
 		{
 			JobDelta   *m = &deltas->d[out - 1];
 
-			delta_add(&m->unsent, d->unsent, 1);
-			delta_add(&m->in_progress, d->in_progress, 1);
-			delta_add(&m->mflops, d->mflops, 1);
-			delta_add(&m->done, d->done, 1);
-			delta_add(&m->error, d->error, 1);
+			delta_add(&m->unsent, d->unsent, 1, m->workload_id);
+			delta_add(&m->in_progress, d->in_progress, 1, m->workload_id);
+			delta_add(&m->mflops, d->mflops, 1, m->workload_id);
+			delta_add(&m->done, d->done, 1, m->workload_id);
+			delta_add(&m->error, d->error, 1, m->workload_id);
 			m->min_unsent_id = Min(m->min_unsent_id, d->min_unsent_id);
 		}
 		else

@@ -35,6 +35,7 @@ static Oid	engine_relid = InvalidOid;
 static Oid	app_relid = InvalidOid;
 static Oid	app_version_relid = InvalidOid;
 static Oid	resource_relid = InvalidOid;
+static Oid	job_usage_relid = InvalidOid;
 static SPIPlanPtr workloads_plan = NULL;
 static SPIPlanPtr engines_plan = NULL;	/* 0.5.0 and later: with compilers */
 static SPIPlanPtr engines_plan_single = NULL;	/* before: compiler only */
@@ -46,7 +47,8 @@ static void
 cache_invalidate_callback(Datum arg, Oid relid)
 {
 	if (relid == InvalidOid || relid == workload_relid || relid == engine_relid ||
-		relid == app_relid || relid == app_version_relid || relid == resource_relid)
+		relid == app_relid || relid == app_version_relid || relid == resource_relid ||
+		relid == job_usage_relid)
 		cache_generation++;
 }
 
@@ -397,6 +399,7 @@ cache_build(void)
 	app_relid = get_relname_relid("app", nsp);
 	app_version_relid = get_relname_relid("app_version", nsp);
 	resource_relid = get_relname_relid("resource", nsp);
+	job_usage_relid = get_relname_relid("job_usage", nsp);
 
 	if (workloads_plan == NULL)
 	{
@@ -428,6 +431,9 @@ cache_build(void)
 	else
 		MemoryContextReset(cache_context);
 	memset(&cache, 0, sizeof(cache));
+	/* Before 0.5.1 job_usage has no reopened column (ALTER sends an invalidation). */
+	cache.job_usage_reopened = OidIsValid(job_usage_relid) &&
+		get_attnum(job_usage_relid, "reopened") != InvalidAttrNumber;
 
 	if (SPI_execute_plan(engines_plan_for_schema(), NULL, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.engine");

@@ -5,7 +5,7 @@
 -- trigger used where it does not belong.  The harness installs the current
 -- version; this file goes back to 0.5.0 inside its transaction.
 BEGIN;
-SELECT plan(23);
+SELECT plan(24);
 
 DROP EXTENSION allot;
 CREATE EXTENSION allot VERSION '0.5.0';
@@ -138,6 +138,11 @@ SELECT throws_ok($$UPDATE allot.job SET peak_flops_per_sec = 'NaN' WHERE state =
                  '22003', NULL, 'a NaN peak is refused');
 SELECT throws_ok($$UPDATE allot.job SET peak_flops_per_sec = '-Infinity' WHERE state = 'in_progress'$$,
                  '22003', NULL, 'and so is -Infinity');
+-- Each fits, but not their sum: the statement is refused, naming the workload.
+SELECT throws_ok($$INSERT INTO allot.job (workload_id, state, host_id, app_version_id, sent_at, peak_flops_per_sec)
+                   VALUES (3, 'in_progress', 1, 1, now(), 9.2e24), (3, 'in_progress', 1, 1, now(), 9.2e24)$$,
+                 '22003', 'the change in allot.job_usage of workload 3 is out of range',
+                 'two jobs whose MFLOPS add up beyond a bigint are refused');
 SELECT results_eq('SELECT * FROM allot.job_usage ORDER BY workload_id, shard',
                   'SELECT * FROM before_usage ORDER BY workload_id, shard',
                   'the refused statements changed no usage row');
