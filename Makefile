@@ -10,6 +10,7 @@ OBJS = \
 	src/fairness.o \
 	src/credit.o \
 	src/workload_cache.o \
+	src/table_read.o \
 	src/assignment.o \
 	src/assignment_usage.o \
 	src/usage.o \

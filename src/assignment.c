@@ -42,11 +42,13 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 #include "entry.h"
 #include "credit.h"
 #include "fairness.h"
 #include "selection.h"
+#include "table_read.h"
 #include "workload_cache.h"
 
 /* The host as a request sees it. */
@@ -78,7 +80,6 @@ typedef struct RequestSelection
 /* Lapsed assignments a request stops counting at most (allot_sweep_lapsed). */
 #define SWEEP_PER_REQUEST 64
 
-static SPIPlanPtr host_read_plan = NULL;
 static SPIPlanPtr update_plan = NULL;
 static SPIPlanPtr insert_plan = NULL;
 static SPIPlanPtr last_workload_plan = NULL;
@@ -87,27 +88,16 @@ static SPIPlanPtr heartbeat_plan = NULL;
 static SPIPlanPtr host_exists_plan = NULL;
 static SPIPlanPtr release_plan = NULL;
 
-#define HOST_QUERY \
-	"SELECT h.os, h.cpu_flags, h.tokens, h.focus, h.compilers," \
-	"       h.threads, coalesce(h.physical_cores, h.threads), h.sockets, h.syzygy_max," \
-	"       h.noisy, h.last_workload_id, a.host_id IS NOT NULL," \
-	"       a.workload_id, a.threads, a.focus, a.counted AND a.seen_at >= $2" \
-	"  FROM allot.host h LEFT JOIN allot.assignment a ON a.host_id = h.id" \
-	" WHERE h.id = $1"
-
 static void
 prepare_plans(void)
 {
-	Oid			host_args[2] = {INT8OID, TIMESTAMPTZOID};
 	Oid			assign_args[5] = {INT8OID, INT8OID, INT4OID, BOOLOID, TIMESTAMPTZOID};
 	Oid			id_time[2] = {INT8OID, TIMESTAMPTZOID};
 	Oid			id_only[1] = {INT8OID};
 	Oid			id_id[2] = {INT8OID, INT8OID};
 
-	if (host_read_plan != NULL)
+	if (update_plan != NULL)
 		return;
-
-	host_read_plan = allot_prepare(HOST_QUERY, 2, host_args);
 
 	/*
 	 * The assignment of a host that has one.  A repeat changes only seen_at
@@ -145,44 +135,17 @@ prepare_plans(void)
 								 1, id_only);
 }
 
-/* A text[] column as a NameList in the current memory context. */
+/* A text[] column of the row in t's slot as a NameList. */
 static NameList
-name_list(HeapTuple tuple, TupleDesc desc, int column)
+name_list(AllotTable *t, const char *column)
 {
 	NameList	list = {NULL, 0};
 	bool		isnull;
-	Datum		d = SPI_getbinval(tuple, desc, column, &isnull);
+	Datum		d = slot_getattr(t->slot, allot_column(t, column, TEXTARRAYOID), &isnull);
 
 	if (!isnull)
 		allot_text_list(d, &list);
 	return list;
-}
-
-static int32
-int4_column(HeapTuple tuple, TupleDesc desc, int column, int32 if_null)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tuple, desc, column, &isnull);
-
-	return isnull ? if_null : DatumGetInt32(d);
-}
-
-static int64
-int8_column(HeapTuple tuple, TupleDesc desc, int column)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tuple, desc, column, &isnull);
-
-	return isnull ? 0 : DatumGetInt64(d);
-}
-
-static bool
-bool_column(HeapTuple tuple, TupleDesc desc, int column)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tuple, desc, column, &isnull);
-
-	return !isnull && DatumGetBool(d);
 }
 
 /* A host's compilers, {"gcc": "12.2.0", ...}, as two parallel lists. */
@@ -221,43 +184,61 @@ compiler_lists(Jsonb *compilers, NameList *names, NameList *versions)
 }
 
 /*
- * Read the host and its assignment; errors if it does not exist.  To assign
- * (fresh), after allot_begin_host_request, under a snapshot taken after it,
- * so that an assignment made by a request we waited for is seen as this
- * host's own, never as another host's.
+ * Read the host and its assignment, by primary key (table_read.c); errors
+ * if the host does not exist.  To assign (fresh), after
+ * allot_begin_host_request, under a snapshot taken after it, so that an
+ * assignment made by a request we waited for is seen as this host's own,
+ * never as another host's.
  */
 static void
 read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool fresh)
 {
-	Datum		args[2] = {Int64GetDatum(host_id), TimestampTzGetDatum(cutoff)};
-	HeapTuple	t;
-	TupleDesc	d;
+	Snapshot	snap = allot_read_snapshot(fresh);
+	AllotTable	h,
+				a;
 	bool		isnull;
 	Datum		v;
 
-	t = allot_read_host_row(host_read_plan, args, host_id, fresh, &d);
 	memset(host, 0, sizeof(*host));
 	host->id = host_id;
-	v = SPI_getbinval(t, d, 1, &isnull);
+
+	allot_table_open(&h, "host", true, false);
+	if (!allot_fetch_by_key(&h, host_id, snap))
+		allot_host_not_found(host_id);
+	v = slot_getattr(h.slot, allot_column(&h, "os", TEXTOID), &isnull);
 	host->offer.os = isnull ? NULL : TextDatumGetCString(v);
-	host->offer.cpu_flags = name_list(t, d, 2);
-	host->offer.tokens = name_list(t, d, 3);
-	host->offer.focus = name_list(t, d, 4);
-	compiler_lists(DatumGetJsonbP(SPI_getbinval(t, d, 5, &isnull)),
-				   &host->offer.compiler_names, &host->offer.compiler_versions);
-	host->offer.threads = int4_column(t, d, 6, 1);
-	host->offer.physical_cores = int4_column(t, d, 7, 1);
-	host->offer.sockets = int4_column(t, d, 8, 1);
-	host->offer.syzygy_max = int4_column(t, d, 9, 0);
-	host->offer.noisy = bool_column(t, d, 10);
-	host->last_workload_id = int8_column(t, d, 11);
-	host->has_assignment = bool_column(t, d, 12);
-	if (bool_column(t, d, 16))
+	host->offer.cpu_flags = name_list(&h, "cpu_flags");
+	host->offer.tokens = name_list(&h, "tokens");
+	host->offer.focus = name_list(&h, "focus");
+	v = slot_getattr(h.slot, allot_column(&h, "compilers", JSONBOID), &isnull);
+	if (!isnull)
+		compiler_lists(DatumGetJsonbP(v), &host->offer.compiler_names,
+					   &host->offer.compiler_versions);
+	host->offer.threads = allot_slot_int4(&h, allot_column(&h, "threads", INT4OID), 1);
+	host->offer.physical_cores = allot_slot_int4(&h, allot_column(&h, "physical_cores", INT4OID),
+												 host->offer.threads);
+	host->offer.sockets = allot_slot_int4(&h, allot_column(&h, "sockets", INT4OID), 1);
+	host->offer.syzygy_max = allot_slot_int4(&h, allot_column(&h, "syzygy_max", INT4OID), 0);
+	host->offer.noisy = allot_slot_bool(&h, allot_column(&h, "noisy", BOOLOID), false);
+	host->last_workload_id = allot_slot_int8(&h, allot_column(&h, "last_workload_id", INT8OID), 0);
+	allot_table_close(&h);
+
+	allot_table_open(&a, "assignment", true, false);
+	if (allot_fetch_by_key(&a, host_id, snap))
 	{
-		host->assigned_workload = int8_column(t, d, 13);
-		host->assigned_threads = int4_column(t, d, 14, 0);
-		host->assigned_focus = bool_column(t, d, 15);
+		host->has_assignment = true;
+		/* It counts while marked so and seen within assignment_ttl. */
+		if (allot_slot_bool(&a, allot_column(&a, "counted", BOOLOID), false) &&
+			allot_slot_timestamptz(&a, allot_column(&a, "seen_at", TIMESTAMPTZOID),
+								   DT_NOBEGIN) >= cutoff)
+		{
+			host->assigned_workload = allot_slot_int8(&a, allot_column(&a, "workload_id", INT8OID), 0);
+			host->assigned_threads = allot_slot_int4(&a, allot_column(&a, "threads", INT4OID), 0);
+			host->assigned_focus = allot_slot_bool(&a, allot_column(&a, "focus", BOOLOID), false);
+		}
 	}
+	allot_table_close(&a);
+	UnregisterSnapshot(snap);
 }
 
 /* The exclude argument as a sorted C array; NULL means none. */

@@ -35,19 +35,25 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "entry.h"
+#include "table_read.h"
 
 /*
  * How far past the cutoff a rebuilt list watches: the list holds the hosts
@@ -66,7 +72,6 @@ static SPIPlanPtr usage_only_plan = NULL;
 static SPIPlanPtr lapsed_scan_plan = NULL;
 static SPIPlanPtr scan_sweep_plan = NULL;
 static SPIPlanPtr expire_one_plan = NULL;
-static SPIPlanPtr usage_plan = NULL;
 static SPIPlanPtr claim_plan = NULL;
 static SPIPlanPtr reaches_plan = NULL;
 static SPIPlanPtr rebuild_plan = NULL;
@@ -96,18 +101,16 @@ prepare_common_plans(void)
 
 	if (usage_only_plan != NULL)
 		return;
-	/* Every row, for add_row to pick from (see prepare_watch_plans). */
+	/* Every row, for add_row to pick from (see read_usage_direct). */
 	usage_only_plan = allot_prepare(
-									"SELECT 0, u.workload_id, u.threads::float8, u.focus_threads::float8,"
-									"       NULL::timestamptz"
+									"SELECT 0, u.workload_id, u.threads::float8, u.focus_threads::float8"
 									"  FROM allot.workload_usage u",
 									0, NULL);
 	/* The lapsed rows the long way: a reader past the horizon, older schemas. */
 	lapsed_scan_plan = allot_prepare(
 									 "SELECT 1, workload_id,"
 									 "       coalesce(sum(threads) FILTER (WHERE NOT focus), 0)::float8,"
-									 "       coalesce(sum(threads) FILTER (WHERE focus), 0)::float8,"
-									 "       NULL::timestamptz"
+									 "       coalesce(sum(threads) FILTER (WHERE focus), 0)::float8"
 									 "  FROM allot.assignment"
 									 " WHERE counted AND seen_at < $1"
 									 " GROUP BY workload_id",
@@ -132,51 +135,8 @@ prepare_watch_plans(void)
 	Oid			ids_time[2] = {INT8ARRAYOID, TIMESTAMPTZOID};
 	Oid			time_only[1] = {TIMESTAMPTZOID};
 
-	if (usage_plan != NULL)
+	if (reaches_plan != NULL)
 		return;
-
-	/*
-	 * In one statement: the usage rows of the workloads (kind 0), and the
-	 * lapsed counted assignments among the watched ones, per workload (kind
-	 * 1), with the horizon (one kind 1 row at least: without lapsed ones,
-	 * its workload is NULL).  A cutoff past the horizon joins no watched
-	 * row: the caller sees the horizon and rebuilds.
-	 *
-	 * Both parts return the rows of every workload, and add_row keeps the
-	 * candidates' (a binary search each).  Filtering here with
-	 * "workload_id = ANY ($1)" would cost more: with the array a parameter
-	 * of a generic plan, PostgreSQL tests it element by element, so a scan
-	 * of U usage rows for C candidates made U x C / 2 comparisons (550 us of
-	 * a request at 2,000 workloads, against 70 us for reading all 436 rows).
-	 * allot.workload_usage holds a row only for a workload with counted
-	 * assignments, so "every row" is at most the workloads in use.
-	 *
-	 * Each watched entry finds its assignment by primary key: the LATERAL
-	 * subquery (kept apart by OFFSET 0) makes the plan a nested loop over
-	 * the entries, whatever the statistics say.  As a plain join, a generic
-	 * plan could hash all of allot.assignment at every request that met a
-	 * watched entry, and did on a farm whose tables had no statistics yet
-	 * (1.4 ms a request at 17,000 assignments).
-	 */
-	usage_plan = allot_prepare(
-							   "SELECT 0, u.workload_id, u.threads::float8, u.focus_threads::float8,"
-							   "       NULL::timestamptz"
-							   "  FROM allot.workload_usage u"
-							   " UNION ALL "
-							   "SELECT 1, a.workload_id,"
-							   "       coalesce(sum(a.threads) FILTER (WHERE NOT a.focus), 0)::float8,"
-							   "       coalesce(sum(a.threads) FILTER (WHERE a.focus), 0)::float8,"
-							   "       h.watched_below"
-							   "  FROM allot.assignment_horizon h"
-							   "  LEFT JOIN allot.assignment_watch w"
-							   "         ON w.generation = h.generation AND w.seen_at < $1"
-							   "        AND $1 <= h.watched_below"
-							   "  LEFT JOIN LATERAL (SELECT x.workload_id, x.threads, x.focus"
-							   "                       FROM allot.assignment x"
-							   "                      WHERE x.host_id = w.host_id AND x.counted"
-							   "                        AND x.seen_at < $1 OFFSET 0) a ON true"
-							   " GROUP BY h.watched_below, a.workload_id",
-							   1, time_only);
 
 	reaches_plan = allot_prepare(
 								 "SELECT FROM allot.assignment_horizon WHERE watched_below >= $1",
@@ -292,9 +252,9 @@ watch_reaches(TimestampTz cutoff)
 }
 
 /*
- * Where the rows of a usage read go: threads[] and focus_threads[] of the
- * workloads ids[0..n) (kind 0 adds, kind 1 subtracts), whether a candidate
- * had lapsed rows, and the horizon a kind 1 row carried (DT_NOBEGIN: none).
+ * Where the rows of a usage read through SPI go: threads[] and
+ * focus_threads[] of the workloads ids[0..n) (kind 0 adds, kind 1
+ * subtracts), and whether a candidate had lapsed rows.
  */
 typedef struct UsageSink
 {
@@ -303,10 +263,9 @@ typedef struct UsageSink
 	double	   *threads;
 	double	   *focus_threads;
 	bool	   *lapsed;
-	TimestampTz horizon;
 } UsageSink;
 
-/* One row: (kind, workload_id, threads, focus_threads, horizon). */
+/* One row: (kind, workload_id, threads, focus_threads). */
 static void
 add_row(void *arg, const Datum *v, const bool *isnull)
 {
@@ -316,10 +275,6 @@ add_row(void *arg, const Datum *v, const bool *isnull)
 	const int64 *hit;
 	int			sign = kind == 0 ? 1 : -1;
 
-	if (!isnull[4])
-		sink->horizon = DatumGetTimestampTz(v[4]);
-	if (isnull[1])
-		return;					/* the horizon row of a list without lapsed rows */
 	want = DatumGetInt64(v[1]);
 	hit = bsearch(&want, sink->ids, sink->n, sizeof(int64), allot_compare_int64);
 	if (hit == NULL)
@@ -332,7 +287,7 @@ add_row(void *arg, const Datum *v, const bool *isnull)
 
 static void
 read_rows(SPIPlanPtr plan, Datum *args, bool fresh, const int64 *ids, int n,
-		  double *threads, double *focus_threads, TimestampTz *horizon, bool *lapsed)
+		  double *threads, double *focus_threads, bool *lapsed)
 {
 	UsageSink	sink;
 
@@ -341,10 +296,135 @@ read_rows(SPIPlanPtr plan, Datum *args, bool fresh, const int64 *ids, int n,
 	sink.threads = threads;
 	sink.focus_threads = focus_threads;
 	sink.lapsed = lapsed;
-	sink.horizon = DT_NOBEGIN;
 	allot_execute_rows(plan, args, !fresh, add_row, &sink, "allot.workload_usage");
-	if (horizon != NULL)
-		*horizon = sink.horizon;
+}
+
+/*
+ * The usage of the workloads ids[0..n) (sorted) under one snapshot, read
+ * without the executor (table_read.c): their usage rows added, and the
+ * lapsed assignments among the watched ones subtracted.  Sets *horizon to
+ * the list's watched_below (DT_NOBEGIN: no horizon row), and reads the list
+ * only if it reaches the cutoff; otherwise the caller rebuilds it.
+ *
+ * A request's cost is a scan of allot.workload_usage, one row of the
+ * horizon, and an index range of the list with a primary-key probe of each
+ * entry's assignment: the lapsed assignments not swept yet.  Every usage row
+ * is read and the candidates' kept (a binary search each).  Filtering in SQL
+ * with "workload_id = ANY ($1)" cost more: with the array a parameter of a
+ * generic plan, PostgreSQL tests it element by element, U x C / 2
+ * comparisons for U usage rows and C candidates (550 us of a request at
+ * 2,000 workloads, against 70 us for reading all 436 rows).  The table
+ * holds a row only for a workload with counted assignments, so "every row"
+ * is at most the workloads in use.  As one SQL statement, this read was
+ * 40% of a repeat assignment's time, a third of that executor start-up.
+ */
+static void
+read_usage_direct(const int64 *ids, int n, TimestampTz cutoff, bool fresh,
+				  double *threads, double *focus_threads, TimestampTz *horizon,
+				  bool *lapsed)
+{
+	Snapshot	snap = allot_read_snapshot(fresh);
+	AllotTable	t;
+	TableScanDesc scan;
+	AttrNumber	c_workload,
+				c_threads,
+				c_focus;
+	int64		generation = 0;
+
+	/* Every usage row; the candidates' are kept (see prepare_watch_plans). */
+	allot_table_open(&t, "workload_usage", false, false);
+	c_workload = allot_column(&t, "workload_id", INT8OID);
+	c_threads = allot_column(&t, "threads", INT8OID);
+	c_focus = allot_column(&t, "focus_threads", INT8OID);
+	scan = table_beginscan(t.rel, snap, 0, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, t.slot))
+	{
+		int64		want = allot_slot_int8(&t, c_workload, 0);
+		const int64 *hit = bsearch(&want, ids, n, sizeof(int64), allot_compare_int64);
+
+		if (hit == NULL)
+			continue;
+		threads[hit - ids] += (double) allot_slot_int8(&t, c_threads, 0);
+		focus_threads[hit - ids] += (double) allot_slot_int8(&t, c_focus, 0);
+	}
+	table_endscan(scan);
+	allot_table_close(&t);
+
+	/* The horizon: its one row. */
+	*horizon = DT_NOBEGIN;
+	allot_table_open(&t, "assignment_horizon", false, false);
+	scan = table_beginscan(t.rel, snap, 0, NULL);
+	if (table_scan_getnextslot(scan, ForwardScanDirection, t.slot))
+	{
+		generation = allot_slot_int8(&t, allot_column(&t, "generation", INT8OID), 0);
+		*horizon = allot_slot_timestamptz(&t, allot_column(&t, "watched_below", TIMESTAMPTZOID),
+										  DT_NOBEGIN);
+	}
+	table_endscan(scan);
+	allot_table_close(&t);
+
+	/* The watched entries seen before the cutoff, each checked against its row. */
+	if (cutoff <= *horizon)
+	{
+		AllotTable	w,
+					a;
+		Relation	seen_idx = allot_index_open("assignment_watch_seen_idx");
+		ScanKeyData keys[2];
+		IndexScanDesc iscan;
+		AttrNumber	w_host,
+					a_workload,
+					a_threads,
+					a_focus,
+					a_counted,
+					a_seen;
+
+		allot_table_open(&w, "assignment_watch", false, false);
+		allot_table_open(&a, "assignment", true, false);
+		w_host = allot_column(&w, "host_id", INT8OID);
+		a_workload = allot_column(&a, "workload_id", INT8OID);
+		a_threads = allot_column(&a, "threads", INT4OID);
+		a_focus = allot_column(&a, "focus", BOOLOID);
+		a_counted = allot_column(&a, "counted", BOOLOID);
+		a_seen = allot_column(&a, "seen_at", TIMESTAMPTZOID);
+
+		/*
+		 * assignment_watch_seen_idx is (generation, seen_at).  timestamp_lt
+		 * is timestamptz_lt's function, under a name fmgroids.h has on
+		 * every server version.
+		 */
+		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(generation));
+		ScanKeyInit(&keys[1], 2, BTLessStrategyNumber, F_TIMESTAMP_LT,
+					TimestampTzGetDatum(cutoff));
+		iscan = index_beginscan(w.rel, seen_idx, snap, 2, 0);
+		index_rescan(iscan, keys, 2, NULL, 0);
+		while (index_getnext_slot(iscan, ForwardScanDirection, w.slot))
+		{
+			int64		want;
+			const int64 *hit;
+			double		th;
+
+			if (!allot_fetch_by_key(&a, allot_slot_int8(&w, w_host, 0), snap) ||
+				!allot_slot_bool(&a, a_counted, false) ||
+				allot_slot_timestamptz(&a, a_seen, DT_NOEND) >= cutoff)
+				continue;		/* gone, swept, or seen since it was listed */
+			want = allot_slot_int8(&a, a_workload, 0);
+			hit = bsearch(&want, ids, n, sizeof(int64), allot_compare_int64);
+			if (hit == NULL)
+				continue;
+			*lapsed = true;
+			th = (double) allot_slot_int4(&a, a_threads, 0);
+			if (allot_slot_bool(&a, a_focus, false))
+				focus_threads[hit - ids] -= th;
+			else
+				threads[hit - ids] -= th;
+			CHECK_FOR_INTERRUPTS();
+		}
+		index_endscan(iscan);
+		index_close(seen_idx, NoLock);
+		allot_table_close(&a);
+		allot_table_close(&w);
+	}
+	UnregisterSnapshot(snap);
 }
 
 /*
@@ -371,7 +451,7 @@ allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 	if (has_watch())
 	{
 		prepare_watch_plans();
-		read_rows(usage_plan, args, writer, ids, n, threads, focus_threads, &horizon, &lapsed);
+		read_usage_direct(ids, n, cutoff, writer, threads, focus_threads, &horizon, &lapsed);
 		if (cutoff <= horizon)
 			return lapsed;
 		/* The list does not reach this cutoff: start again without it. */
@@ -380,12 +460,12 @@ allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 		lapsed = false;
 		if (writer && rebuild_watch(cutoff))
 		{
-			read_rows(usage_plan, args, true, ids, n, threads, focus_threads, NULL, &lapsed);
+			read_usage_direct(ids, n, cutoff, true, threads, focus_threads, &horizon, &lapsed);
 			return lapsed;
 		}
 	}
-	read_rows(usage_only_plan, args, writer, ids, n, threads, focus_threads, NULL, &lapsed);
-	read_rows(lapsed_scan_plan, args, writer, ids, n, threads, focus_threads, NULL, &lapsed);
+	read_rows(usage_only_plan, args, writer, ids, n, threads, focus_threads, &lapsed);
+	read_rows(lapsed_scan_plan, args, writer, ids, n, threads, focus_threads, &lapsed);
 	return lapsed;
 }
 

@@ -1,0 +1,150 @@
+/*
+ * table_read.c: reading a few rows of allot's tables without the executor.
+ *
+ * A repeat assignment reads the host and its assignment by primary key and
+ * the small usage table whole.  Through SPI, each of those reads is a
+ * statement: a portal, executor start-up over its plan tree, a projection,
+ * the rows copied into a tuple table; for a row found by key that costs
+ * several times the read.  These helpers do what the executor does for such
+ * a read and nothing else: open the table (and its primary key) under
+ * AccessShareLock after the privilege check a SELECT would make, scan with
+ * the snapshot the caller chooses, and leave the row in a slot, whose
+ * columns the caller takes by number.
+ *
+ * Columns are found by name and type in the table's descriptor, so a
+ * library serves every schema version that has the columns it reads, and a
+ * column an operator changed the type of is an error, never a misread.
+ * Only reads come here: every write still goes through SPI, so that
+ * triggers, constraints and indexes see it.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "table_read.h"
+
+Snapshot
+allot_read_snapshot(bool fresh)
+{
+	if (!fresh)
+		return RegisterSnapshot(GetActiveSnapshot());
+	/* What SPI does before a statement that may write. */
+	CommandCounterIncrement();
+	return RegisterSnapshot(GetTransactionSnapshot());
+}
+
+void
+allot_table_open(AllotTable *t, const char *name, bool with_pkey, bool missing_ok)
+{
+	Oid			relid = RangeVarGetRelid(makeRangeVar("allot", (char *) name, -1),
+										 AccessShareLock, missing_ok);
+
+	memset(t, 0, sizeof(*t));
+	t->name = name;
+	if (!OidIsValid(relid))
+		return;
+	/* The executor's check of a SELECT, as the calling role (or definer). */
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, psprintf("allot.%s", name));
+	t->rel = table_open(relid, NoLock);
+	t->slot = table_slot_create(t->rel, NULL);
+	if (with_pkey)
+	{
+		Oid			pkey = RelationGetPrimaryKeyIndex(t->rel);
+
+		if (!OidIsValid(pkey))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("allot.%s has no primary key", name),
+					 errhint("allot's tables are created by the extension; do not drop their keys.")));
+		t->pkey = index_open(pkey, AccessShareLock);
+		if (IndexRelationGetNumberOfKeyAttributes(t->pkey) != 1 ||
+			TupleDescAttr(RelationGetDescr(t->pkey), 0)->atttypid != INT8OID)
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("the primary key of allot.%s is not one bigint column", name)));
+	}
+}
+
+void
+allot_table_close(AllotTable *t)
+{
+	if (t->rel == NULL)
+		return;
+	ExecDropSingleTupleTableSlot(t->slot);
+	/* Locks are kept to the end of the transaction, as the executor does. */
+	if (t->pkey != NULL)
+		index_close(t->pkey, NoLock);
+	table_close(t->rel, NoLock);
+	t->rel = NULL;
+}
+
+Relation
+allot_index_open(const char *name)
+{
+	Oid			relid = RangeVarGetRelid(makeRangeVar("allot", (char *) name, -1),
+										 AccessShareLock, false);
+
+	return index_open(relid, NoLock);
+}
+
+AttrNumber
+allot_column(const AllotTable *t, const char *column, Oid type)
+{
+	TupleDesc	desc = RelationGetDescr(t->rel);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+
+		if (a->attisdropped || strcmp(NameStr(a->attname), column) != 0)
+			continue;
+		if (a->atttypid != type)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of allot.%s is of type %s, not %s",
+							column, t->name, format_type_be(a->atttypid),
+							format_type_be(type)),
+					 errhint("allot's columns are defined by the extension; do not change their types.")));
+		return a->attnum;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("column \"%s\" of allot.%s does not exist", column, t->name),
+			 errhint("Update the extension: ALTER EXTENSION allot UPDATE.")));
+	return InvalidAttrNumber;	/* not reached */
+}
+
+bool
+allot_fetch_by_key(AllotTable *t, int64 key, Snapshot snap)
+{
+	ScanKeyData skey;
+	IndexScanDesc scan;
+	bool		found;
+
+	ScanKeyInit(&skey, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(key));
+	scan = index_beginscan(t->rel, t->pkey, snap, 1, 0);
+	index_rescan(scan, &skey, 1, NULL, 0);
+	/* The slot keeps its own pin on the row's buffer past the scan's end. */
+	found = index_getnext_slot(scan, ForwardScanDirection, t->slot);
+	index_endscan(scan);
+	return found;
+}

@@ -1,0 +1,73 @@
+/*
+ * table_read.h: reading a few rows of allot's tables without the executor
+ * (table_read.c).
+ */
+#ifndef ALLOT_TABLE_READ_H
+#define ALLOT_TABLE_READ_H
+
+#include "postgres.h"
+
+#include "access/attnum.h"
+#include "datatype/timestamp.h"
+#include "executor/tuptable.h"
+#include "utils/timestamp.h"
+#include "utils/rel.h"
+#include "utils/snapshot.h"
+
+/* One of allot's tables, open for reading, with a slot for its rows. */
+typedef struct AllotTable
+{
+	const char *name;			/* in schema allot, for messages */
+	Relation	rel;			/* NULL: the table does not exist */
+	Relation	pkey;			/* its primary key, when asked for */
+	TupleTableSlot *slot;
+} AllotTable;
+
+/*
+ * The snapshot a read uses, registered: a fresh one (with what this
+ * transaction wrote so far, as SPI gives a statement that may write), or
+ * the active one (as SPI gives a read-only statement).  Release it with
+ * UnregisterSnapshot.
+ */
+extern Snapshot allot_read_snapshot(bool fresh);
+
+/*
+ * Open allot.<name> under AccessShareLock, with its primary key if
+ * with_pkey.  A table that does not exist (an older schema) leaves
+ * t->rel NULL when missing_ok; otherwise it is an error.
+ */
+extern void allot_table_open(AllotTable *t, const char *name, bool with_pkey, bool missing_ok);
+extern void allot_table_close(AllotTable *t);
+
+/* Open the index allot.<name> under AccessShareLock; close with index_close(.., NoLock). */
+extern Relation allot_index_open(const char *name);
+
+/*
+ * The number of a column of the table, which must be of this type; a column
+ * it lacks, or of another type, is an error.
+ */
+extern AttrNumber allot_column(const AllotTable *t, const char *column, Oid type);
+
+/*
+ * The row whose one-column bigint primary key is key, visible to snap, into
+ * t->slot; false if there is none.
+ */
+extern bool allot_fetch_by_key(AllotTable *t, int64 key, Snapshot snap);
+
+/* Column values of the row in t->slot, NULL read as if_null. */
+#define ALLOT_SLOT_GETTER(fn, type, from_datum) \
+static inline type \
+fn(AllotTable *t, AttrNumber att, type if_null) \
+{ \
+	bool		isnull; \
+	Datum		d = slot_getattr(t->slot, att, &isnull); \
+\
+	return isnull ? if_null : from_datum(d); \
+}
+
+ALLOT_SLOT_GETTER(allot_slot_int8, int64, DatumGetInt64)
+ALLOT_SLOT_GETTER(allot_slot_int4, int32, DatumGetInt32)
+ALLOT_SLOT_GETTER(allot_slot_bool, bool, DatumGetBool)
+ALLOT_SLOT_GETTER(allot_slot_timestamptz, TimestampTz, DatumGetTimestampTz)
+
+#endif							/* ALLOT_TABLE_READ_H */

@@ -1,0 +1,73 @@
+-- A request reads the host, its assignment, the usage rows and the watch
+-- list of lapsing assignments without the executor (src/table_read.c).
+-- What it reads must be what a SELECT would: the lapsed assignments of the
+-- watch list subtracted, for a request that writes and for one that only
+-- reads; the privileges a SELECT needs; and a column an operator changed
+-- the type of or renamed refused by name, never misread.
+BEGIN;
+SELECT plan(12);
+
+INSERT INTO allot.workload (id, engine) VALUES (1, 'E'), (2, 'F');
+INSERT INTO allot.host (id, threads) VALUES (1, 16), (2, 2), (3, 4), (4, 4);
+
+-- Host 1 on workload 1 at 00:00:00, host 2 on workload 2 at 00:01:40; each
+-- request that finds the watch list short of its cutoff rebuilds it, so
+-- after the second the list watches every assignment seen before 00:00:10.
+SELECT is((SELECT workload_id FROM allot.assign_workload(1, '2026-01-01 00:00:00+00', '{2}', 1)),
+          1::bigint, 'host 1 takes workload 1');
+SELECT is((SELECT workload_id FROM allot.assign_workload(2, '2026-01-01 00:01:40+00', '{1}', 1)),
+          2::bigint, 'host 2 takes workload 2');
+SELECT is((SELECT watched_below FROM allot.assignment_horizon),
+          '2026-01-01 00:00:10+00'::timestamptz, 'the list watches up to 00:00:10');
+SELECT is((SELECT array_agg(host_id) FROM allot.assignment_watch w
+             JOIN allot.assignment_horizon h USING (generation)),
+          '{1}'::bigint[], 'and holds host 1');
+
+-- At 00:02:10 host 1 was last seen 130 s ago: it no longer counts, though
+-- allot.workload_usage still holds its 16 threads until a sweep.
+SELECT is((SELECT threads FROM allot.workload_usage WHERE workload_id = 1),
+          16::bigint, 'the usage row still counts host 1');
+SELECT results_eq(
+    $$SELECT workload_id, threads FROM allot.explain_assignment(3, '2026-01-01 00:02:10+00') ORDER BY 1$$,
+    $$VALUES (1::bigint, 0::float8), (2, 2)$$,
+    'a read subtracts the lapsed assignment it finds in the list');
+SELECT is((SELECT workload_id FROM allot.assign_workload(3, '2026-01-01 00:02:10+00', seed => 1)),
+          1::bigint, 'a request that writes does too: workload 1 is the idle one');
+SELECT results_eq(
+    $$SELECT host_id, workload_id, counted FROM allot.assignment ORDER BY 1$$,
+    $$VALUES (1::bigint, 1::bigint, false), (2, 2, true), (3, 1, true)$$,
+    'and it swept host 1 after its own write');
+
+-- A column whose type an operator changed, or that is gone, is refused by name.
+SAVEPOINT retype;
+ALTER TABLE allot.host ALTER COLUMN sockets TYPE bigint;
+SELECT throws_ok($$SELECT * FROM allot.assign_workload(4, '2026-01-01 00:02:20+00')$$,
+                 '42804', 'column "sockets" of allot.host is of type bigint, not integer',
+                 'a host column of another type is an error, not a misread');
+ROLLBACK TO retype;
+SAVEPOINT retype;
+ALTER TABLE allot.workload_usage RENAME COLUMN focus_threads TO focus;
+SELECT throws_ok($$SELECT * FROM allot.explain_assignment(4, '2026-01-01 00:02:20+00')$$,
+                 '42703', 'column "focus_threads" of allot.workload_usage does not exist',
+                 'and a column that is gone');
+ROLLBACK TO retype;
+
+-- The reads need what a SELECT needs: a role that may run the function but
+-- may not read allot.host is refused, unless the function runs as its
+-- owner (SECURITY DEFINER, as allot installs it).
+SAVEPOINT grants;
+CREATE ROLE allot_test_stranger;
+GRANT USAGE ON SCHEMA allot TO allot_test_stranger;
+ALTER FUNCTION allot.explain_assignment(bigint, timestamptz, bigint[]) SECURITY INVOKER;
+GRANT EXECUTE ON FUNCTION allot.explain_assignment(bigint, timestamptz, bigint[]) TO allot_test_stranger;
+SET LOCAL ROLE allot_test_stranger;
+SELECT throws_ok($$SELECT * FROM allot.explain_assignment(4)$$,
+                 '42501', 'permission denied for table allot.host',
+                 'an invoker without SELECT on allot.host cannot read it through a request');
+RESET ROLE;
+ROLLBACK TO grants;
+
+SELECT is((SELECT count(*) FROM allot.check_invariants()), 0::bigint, 'the invariants hold');
+
+SELECT * FROM finish();
+ROLLBACK;
