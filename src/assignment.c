@@ -385,19 +385,12 @@ assignment_credit(const RequestHost *host)
 	return (double) host->offer.threads * allot_assignment_ttl;
 }
 
-/* A uniform draw from the seed, or from a strong random source. */
+/* A uniform draw from the seed, or from the backend's generator. */
 static double
 draw(FunctionCallInfo fcinfo, int argno)
 {
-	uint64		state;
+	uint64		state = PG_ARGISNULL(argno) ? allot_random_seed() : (uint64) PG_GETARG_INT64(argno);
 
-	if (PG_ARGISNULL(argno))
-	{
-		if (!pg_strong_random(&state, sizeof(state)))
-			state = (uint64) random() << 32 ^ (uint64) random();
-	}
-	else
-		state = (uint64) PG_GETARG_INT64(argno);
 	return allot_random_uniform(&state);
 }
 

@@ -36,13 +36,7 @@ allot_request_work(PG_FUNCTION_ARGS)
 	request = PG_GETARG_JSONB_P(1);
 	memset(&d, 0, sizeof(d));
 	d.now = allot_now_arg(fcinfo, 2);
-	if (PG_ARGISNULL(3))
-	{
-		if (!pg_strong_random(&d.rng, sizeof(d.rng)))
-			d.rng = (uint64) random() << 32 ^ (uint64) random();
-	}
-	else
-		d.rng = (uint64) PG_GETARG_INT64(3);
+	d.rng = PG_ARGISNULL(3) ? allot_random_seed() : (uint64) PG_GETARG_INT64(3);
 
 	SPI_connect();
 	allot_begin_host_request(host_id, "job");

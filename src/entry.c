@@ -10,6 +10,9 @@
 #include "catalog/namespace.h"
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
+#if PG_VERSION_NUM >= 150000
+#include "common/pg_prng.h"
+#endif
 #include "nodes/makefuncs.h"
 #include "nodes/params.h"
 #include "fmgr.h"
@@ -21,6 +24,16 @@
 
 #include "entry.h"
 #include "selection.h"
+
+uint64
+allot_random_seed(void)
+{
+#if PG_VERSION_NUM >= 150000
+	return pg_prng_uint64(&pg_global_prng_state);
+#else
+	return (uint64) random() << 32 ^ (uint64) random();
+#endif
+}
 
 SPIPlanPtr
 allot_prepare(const char *sql, int nargs, Oid *argtypes)

@@ -21,6 +21,15 @@ extern bool allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, 
 extern int64 allot_expire_assignments_upto(TimestampTz cutoff, int64 limit);
 extern int64 allot_sweep_lapsed(TimestampTz cutoff, int limit);
 
+/*
+ * A seed for a draw the caller did not seed: the backend's own generator,
+ * which PostgreSQL seeds from a strong random source when the backend
+ * starts.  (Asking OpenSSL at every request cost 1% of a repeat
+ * assignment.)  The draws pick among fair candidates; nothing secret hangs
+ * on them.
+ */
+extern uint64 allot_random_seed(void);
+
 /* qsort/bsearch comparator of int64s (ids). */
 extern int	allot_compare_int64(const void *a, const void *b);
 

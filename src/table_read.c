@@ -30,9 +30,11 @@
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
@@ -51,11 +53,79 @@ allot_read_snapshot(bool fresh)
 	return RegisterSnapshot(GetTransactionSnapshot());
 }
 
+/*
+ * The tables and indexes a request opens, by name, with their OIDs once
+ * looked up: a lookup by name (the schema, its USAGE privilege, the name)
+ * cost more than the open.  Any relcache invalidation of one of them, or of
+ * everything, forgets them all; a DROP sends one, so a dropped and created
+ * table is looked up again.
+ */
+#define MAX_KNOWN_RELATIONS 16
+
+typedef struct KnownRelation
+{
+	const char *name;			/* a string literal of a caller */
+	Oid			relid;
+} KnownRelation;
+
+static KnownRelation known[MAX_KNOWN_RELATIONS];
+static int	n_known = 0;
+static bool callback_registered = false;
+
+static void
+forget_relations(Datum arg, Oid relid)
+{
+	for (int i = 0; i < n_known; i++)
+		if (relid == InvalidOid || known[i].relid == relid)
+		{
+			n_known = 0;
+			return;
+		}
+}
+
+/*
+ * allot.<name>, locked in AccessShareLock; InvalidOid if it does not exist
+ * and missing_ok.  A known OID is locked, and still known after the lock
+ * (whose acquisition processes pending invalidations) only if nothing
+ * changed it.
+ */
+static Oid
+lock_relation(const char *name, bool missing_ok)
+{
+	Oid			relid;
+
+	for (int i = 0; i < n_known; i++)
+	{
+		if (strcmp(known[i].name, name) != 0)
+			continue;
+		relid = known[i].relid;
+		LockRelationOid(relid, AccessShareLock);
+		if (i < n_known && known[i].relid == relid)
+			return relid;
+		UnlockRelationOid(relid, AccessShareLock);
+		break;
+	}
+
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(forget_relations, (Datum) 0);
+		callback_registered = true;
+	}
+	relid = RangeVarGetRelid(makeRangeVar("allot", (char *) name, -1),
+							 AccessShareLock, missing_ok);
+	if (OidIsValid(relid) && n_known < MAX_KNOWN_RELATIONS)
+	{
+		known[n_known].name = name;
+		known[n_known].relid = relid;
+		n_known++;
+	}
+	return relid;
+}
+
 void
 allot_table_open(AllotTable *t, const char *name, bool with_pkey, bool missing_ok)
 {
-	Oid			relid = RangeVarGetRelid(makeRangeVar("allot", (char *) name, -1),
-										 AccessShareLock, missing_ok);
+	Oid			relid = lock_relation(name, missing_ok);
 
 	memset(t, 0, sizeof(*t));
 	t->name = name;
@@ -100,10 +170,7 @@ allot_table_close(AllotTable *t)
 Relation
 allot_index_open(const char *name)
 {
-	Oid			relid = RangeVarGetRelid(makeRangeVar("allot", (char *) name, -1),
-										 AccessShareLock, false);
-
-	return index_open(relid, NoLock);
+	return index_open(lock_relation(name, false), NoLock);
 }
 
 AttrNumber
