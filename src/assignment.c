@@ -74,10 +74,10 @@ typedef struct RequestSelection
 	Unfit	   *unfit;			/* per cache workload */
 	const EngineNeeds **unfit_engine;	/* the engine an engine check failed on */
 	Selection	selection;
-	bool		lapsed;			/* some candidates' counted assignments lapsed */
+	int			found;			/* allot_assignment_usage's flags */
 } RequestSelection;
 
-/* Lapsed assignments a request stops counting at most (allot_sweep_lapsed). */
+/* Lapsed assignments a request stops counting at most (allot_tidy_assignments). */
 #define SWEEP_PER_REQUEST 64
 
 static SPIPlanPtr update_plan = NULL;
@@ -294,7 +294,7 @@ read_usage(RequestSelection *rs, const RequestHost *host, TimestampTz cutoff,
 			   *focus_threads;
 	int			nids = 0;
 
-	rs->lapsed = false;
+	rs->found = 0;
 	for (int i = 0; i < rs->n; i++)
 	{
 		rs->cand[i].threads = 0;
@@ -307,7 +307,7 @@ read_usage(RequestSelection *rs, const RequestHost *host, TimestampTz cutoff,
 	qsort(ids, nids, sizeof(int64), allot_compare_int64);
 	threads = palloc0(sizeof(double) * nids);
 	focus_threads = palloc0(sizeof(double) * nids);
-	rs->lapsed = allot_assignment_usage(ids, nids, cutoff, writer, threads, focus_threads);
+	rs->found = allot_assignment_usage(ids, nids, cutoff, writer, threads, focus_threads);
 
 	for (int i = 0; i < rs->n; i++)
 	{
@@ -590,11 +590,11 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 
 		/*
 		 * Assignments that lapsed unswept cost every request a subtraction:
-		 * the first to meet them stops counting a few, after its own writes
-		 * and without waiting for anything.
+		 * the first to meet them stops counting a few; and the first to find
+		 * the watch list due renews it.  Both after its own writes and
+		 * without waiting for anything.
 		 */
-		if (rs.lapsed)
-			(void) allot_sweep_lapsed(cutoff, SWEEP_PER_REQUEST);
+		(void) allot_tidy_assignments(cutoff, rs.found, SWEEP_PER_REQUEST);
 		SPI_finish();
 		funcctx->user_fctx = tuple;
 		funcctx->max_calls = tuple ? 1 : 0;

@@ -32,6 +32,9 @@
  * horizon row without waiting (SKIP LOCKED); a request that finds it
  * claimed, or that only reads (explain_assignment), counts the lapsed rows
  * with a scan of the assignments instead, as do schemas older than 0.5.0.
+ * So that requests in a steady farm never find it short, a request that
+ * finds the list with less than half of WATCH_AHEAD left renews it after
+ * its own writes, without waiting (allot_tidy_assignments).
  */
 #include "postgres.h"
 
@@ -221,14 +224,15 @@ prepare_watch_plans(void)
 }
 
 /*
- * Rebuild the watch list for this cutoff, unless it reaches it already or
- * another transaction is rebuilding it now; returns whether this one did
- * (and then sees the new list).  Otherwise the caller counts the long way.
+ * Rebuild the watch list for this cutoff, watching WATCH_AHEAD past it,
+ * unless the list reaches `due` already or another transaction is
+ * rebuilding it now; returns whether this one did (and then sees the new
+ * list).
  */
 static bool
-rebuild_watch(TimestampTz cutoff)
+rebuild_watch(TimestampTz cutoff, TimestampTz due)
 {
-	Datum		args[2] = {TimestampTzGetDatum(cutoff),
+	Datum		args[2] = {TimestampTzGetDatum(due),
 	TimestampTzGetDatum(cutoff + watch_ahead())};
 
 	if (SPI_execute_plan(claim_plan, args, NULL, false, 1) != SPI_OK_SELECT)
@@ -431,12 +435,13 @@ read_usage_direct(const int64 *ids, int n, TimestampTz cutoff, bool fresh,
  * The counted threads and focus threads of the workloads ids[0..n) (sorted)
  * at this cutoff, into threads[] and focus_threads[] (zeroed by the caller).
  * A writer, which is about to write anyway, rebuilds the watch list when the
- * cutoff has passed it; a reader scans instead.  Returns whether some of
- * these workloads' counted assignments had lapsed (the caller may sweep
- * them: allot_sweep_lapsed).  The caller is connected to SPI; a writer
- * reads with a fresh snapshot.
+ * cutoff has passed it; a reader scans instead.  Returns what the caller
+ * should see to after its writes (allot_tidy_assignments): USAGE_LAPSED if
+ * some of these workloads' counted assignments had lapsed, USAGE_WATCH_DUE
+ * if a writer found the list with less than half its lead left.  The caller
+ * is connected to SPI; a writer reads with a fresh snapshot.
  */
-bool
+int
 allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 					   double *threads, double *focus_threads)
 {
@@ -445,7 +450,7 @@ allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 	bool		lapsed = false;
 
 	if (n == 0)
-		return false;
+		return 0;
 
 	prepare_common_plans();
 	if (has_watch())
@@ -453,20 +458,21 @@ allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 		prepare_watch_plans();
 		read_usage_direct(ids, n, cutoff, writer, threads, focus_threads, &horizon, &lapsed);
 		if (cutoff <= horizon)
-			return lapsed;
+			return (lapsed ? USAGE_LAPSED : 0) |
+				(writer && horizon - cutoff < watch_ahead() / 2 ? USAGE_WATCH_DUE : 0);
 		/* The list does not reach this cutoff: start again without it. */
 		memset(threads, 0, sizeof(double) * n);
 		memset(focus_threads, 0, sizeof(double) * n);
 		lapsed = false;
-		if (writer && rebuild_watch(cutoff))
+		if (writer && rebuild_watch(cutoff, cutoff))
 		{
 			read_usage_direct(ids, n, cutoff, true, threads, focus_threads, &horizon, &lapsed);
-			return lapsed;
+			return lapsed ? USAGE_LAPSED : 0;
 		}
 	}
 	read_rows(usage_only_plan, args, writer, ids, n, threads, focus_threads, &lapsed);
 	read_rows(lapsed_scan_plan, args, writer, ids, n, threads, focus_threads, &lapsed);
-	return lapsed;
+	return lapsed ? USAGE_LAPSED : 0;
 }
 
 /* Drop the entries of these hosts from the current list, skipping any that
@@ -544,42 +550,34 @@ sweep_lapsed(TimestampTz cutoff, int limit)
 }
 
 /*
- * A request that met lapsed assignments stops counting up to `limit` of
- * them, as the transitioner's sweep would within a minute, so that the
- * requests after it need not each subtract them again.  It runs after the
- * request's own writes, and it must not wait: the usage rows it takes are
- * out of the lock order (entry.h), held by a transaction whose own writes
- * hold others.  SKIP LOCKED is not quite enough, since locking a row that
- * a committed transaction updated can still wait for a transaction that
- * holds a lock on a newer version of it (bench/assign.sh at 1,000 hosts and
- * 32 clients found such deadlocks).  So it runs in a subtransaction with a
- * lock_timeout of SWEEP_LOCK_TIMEOUT: if it would wait, it gives up, its
- * locks go, and the request commits without it; a later request or the
- * transitioner sweeps those rows.  Returns how many it expired.
+ * Run fn(arg) after the request's own writes without ever waiting for a
+ * lock: the rows it takes are out of the lock order (entry.h), held by
+ * transactions whose own writes hold others.  SKIP LOCKED is not quite
+ * enough, since locking a row that a committed transaction updated can
+ * still wait for a transaction that holds a lock on a newer version of it
+ * (bench/assign.sh at 1,000 hosts and 32 clients found such deadlocks).  So
+ * it runs in a subtransaction with a lock_timeout of NO_WAIT_LOCK_TIMEOUT:
+ * if it would wait, it gives up, its locks go, and the request commits
+ * without it.  Returns whether it ran to the end.
  */
-#define SWEEP_LOCK_TIMEOUT "1ms"
+#define NO_WAIT_LOCK_TIMEOUT "1ms"
 
-int64
-allot_sweep_lapsed(TimestampTz cutoff, int limit)
+static bool
+without_waiting(void (*fn) (void *arg), void *arg)
 {
 	MemoryContext caller_context = CurrentMemoryContext;
 	ResourceOwner caller_owner = CurrentResourceOwner;
-	int64		expired = 0;
+	volatile bool done = true;
 	int			guc_level;
-
-	if (!has_watch())
-		return 0;
-	prepare_common_plans();
-	prepare_watch_plans();
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(caller_context);
 	guc_level = NewGUCNestLevel();
-	(void) set_config_option("lock_timeout", SWEEP_LOCK_TIMEOUT, PGC_USERSET, PGC_S_SESSION,
+	(void) set_config_option("lock_timeout", NO_WAIT_LOCK_TIMEOUT, PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	PG_TRY();
 	{
-		expired = sweep_lapsed(cutoff, limit);
+		fn(arg);
 		AtEOXact_GUC(true, guc_level);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(caller_context);
@@ -599,10 +597,67 @@ allot_sweep_lapsed(TimestampTz cutoff, int limit)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(caller_context);
 		CurrentResourceOwner = caller_owner;
-		expired = 0;
+		done = false;
 	}
 	PG_END_TRY();
-	return expired;
+	return done;
+}
+
+typedef struct TidyArgs
+{
+	TimestampTz cutoff;
+	int			limit;
+	int64		expired;
+} TidyArgs;
+
+static void
+sweep_step(void *arg)
+{
+	TidyArgs   *a = (TidyArgs *) arg;
+
+	a->expired = sweep_lapsed(a->cutoff, a->limit);
+}
+
+static void
+renew_step(void *arg)
+{
+	TidyArgs   *a = (TidyArgs *) arg;
+
+	(void) rebuild_watch(a->cutoff, a->cutoff + watch_ahead() / 2);
+}
+
+/*
+ * What a request does after its own writes about what its usage read found
+ * (allot_assignment_usage's flags), neither ever waiting:
+ *
+ *   USAGE_LAPSED     it stops counting up to `limit` of the lapsed
+ *                    assignments, as the transitioner's sweep would within
+ *                    a minute, so that the requests after it need not each
+ *                    subtract them again; a later request or the
+ *                    transitioner sweeps what it gave up on.
+ *   USAGE_WATCH_DUE  it renews the watch list, which has spent half its lead
+ *                    on the cutoff, unless another transaction is renewing
+ *                    it: the list keeps reaching every request's cutoff.  A
+ *                    list that falls short sends each request to a scan of
+ *                    every assignment until its rebuild commits (7 of them
+ *                    for every rebuild at 100,000 hosts, 12 ms each).
+ *
+ * Returns how many assignments it stopped counting.
+ */
+int64
+allot_tidy_assignments(TimestampTz cutoff, int found, int limit)
+{
+	TidyArgs	args = {cutoff, limit, 0};
+
+	if (found == 0 || !has_watch())
+		return 0;
+	prepare_common_plans();
+	prepare_watch_plans();
+	if ((found & USAGE_LAPSED) != 0 && !without_waiting(sweep_step, &args))
+		args.expired = 0;
+	if ((found & USAGE_WATCH_DUE) != 0)
+		(void) without_waiting(renew_step, &args);
+	return args.expired;
 }
 
 /*
@@ -626,7 +681,7 @@ allot_expire_assignments_upto(TimestampTz cutoff, int64 limit)
 	if (has_watch())
 	{
 		prepare_watch_plans();
-		if (watch_reaches(cutoff) || rebuild_watch(cutoff))
+		if (watch_reaches(cutoff) || rebuild_watch(cutoff, cutoff))
 			find = sweep_plan;
 	}
 	args[1] = TimestampTzGetDatum(cutoff);

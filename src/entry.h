@@ -16,10 +16,12 @@
 #include "settings.h"
 
 /* assignment_usage.c: what assignments count for now, and their sweep. */
-extern bool allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
+#define USAGE_LAPSED	1		/* counted assignments of candidates lapsed */
+#define USAGE_WATCH_DUE 2		/* the watch list is due for renewal */
+extern int	allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 								   double *threads, double *focus_threads);
 extern int64 allot_expire_assignments_upto(TimestampTz cutoff, int64 limit);
-extern int64 allot_sweep_lapsed(TimestampTz cutoff, int limit);
+extern int64 allot_tidy_assignments(TimestampTz cutoff, int found, int limit);
 
 /*
  * A seed for a draw the caller did not seed: the backend's own generator,

@@ -5,10 +5,10 @@
 -- reads; the privileges a SELECT needs; and a column an operator changed
 -- the type of or renamed refused by name, never misread.
 BEGIN;
-SELECT plan(12);
+SELECT plan(15);
 
 INSERT INTO allot.workload (id, engine) VALUES (1, 'E'), (2, 'F');
-INSERT INTO allot.host (id, threads) VALUES (1, 16), (2, 2), (3, 4), (4, 4);
+INSERT INTO allot.host (id, threads) VALUES (1, 16), (2, 2), (3, 4), (4, 4), (5, 4);
 
 -- Host 1 on workload 1 at 00:00:00, host 2 on workload 2 at 00:01:40; each
 -- request that finds the watch list short of its cutoff rebuilds it, so
@@ -38,16 +38,28 @@ SELECT results_eq(
     $$VALUES (1::bigint, 1::bigint, false), (2, 2, true), (3, 1, true)$$,
     'and it swept host 1 after its own write');
 
+-- Its cutoff (00:00:10) had spent the list's lead: it renewed the list
+-- after its writes, watching 30 s past its cutoff, so that the requests
+-- after it keep finding a list that reaches their cutoff.  A request with
+-- more than half the lead left (00:02:12: 28 s) leaves the list alone.
+SELECT is((SELECT watched_below FROM allot.assignment_horizon),
+          '2026-01-01 00:00:40+00'::timestamptz, 'a request that finds the list due renews it');
+CREATE TEMP TABLE generation_then AS SELECT generation FROM allot.assignment_horizon;
+SELECT is((SELECT workload_id FROM allot.assign_workload(4, '2026-01-01 00:02:12+00', '{1}', 1)),
+          2::bigint, 'host 4 takes workload 2');
+SELECT is((SELECT generation FROM allot.assignment_horizon),
+          (SELECT generation FROM generation_then), 'a list with lead to spare is kept');
+
 -- A column whose type an operator changed, or that is gone, is refused by name.
 SAVEPOINT retype;
 ALTER TABLE allot.host ALTER COLUMN sockets TYPE bigint;
-SELECT throws_ok($$SELECT * FROM allot.assign_workload(4, '2026-01-01 00:02:20+00')$$,
+SELECT throws_ok($$SELECT * FROM allot.assign_workload(5, '2026-01-01 00:02:20+00')$$,
                  '42804', 'column "sockets" of allot.host is of type bigint, not integer',
                  'a host column of another type is an error, not a misread');
 ROLLBACK TO retype;
 SAVEPOINT retype;
 ALTER TABLE allot.workload_usage RENAME COLUMN focus_threads TO focus;
-SELECT throws_ok($$SELECT * FROM allot.explain_assignment(4, '2026-01-01 00:02:20+00')$$,
+SELECT throws_ok($$SELECT * FROM allot.explain_assignment(5, '2026-01-01 00:02:20+00')$$,
                  '42703', 'column "focus_threads" of allot.workload_usage does not exist',
                  'and a column that is gone');
 ROLLBACK TO retype;
@@ -61,7 +73,7 @@ GRANT USAGE ON SCHEMA allot TO allot_test_stranger;
 ALTER FUNCTION allot.explain_assignment(bigint, timestamptz, bigint[]) SECURITY INVOKER;
 GRANT EXECUTE ON FUNCTION allot.explain_assignment(bigint, timestamptz, bigint[]) TO allot_test_stranger;
 SET LOCAL ROLE allot_test_stranger;
-SELECT throws_ok($$SELECT * FROM allot.explain_assignment(4)$$,
+SELECT throws_ok($$SELECT * FROM allot.explain_assignment(5)$$,
                  '42501', 'permission denied for table allot.host',
                  'an invoker without SELECT on allot.host cannot read it through a request');
 RESET ROLE;
