@@ -16,9 +16,9 @@
  * The middle term comes from the watch list (assignment_usage.c).  What a
  * request writes:
  *
- *   a repeat       one UPDATE of its assignment's seen_at: a HOT update, no
- *                  index or usage row touched (the usage trigger fires only
- *                  when what the row contributes changes)
+ *   a repeat       one UPDATE of its assignment's seen_at alone: a HOT
+ *                  update, no index or usage row touched, and (from 0.5.2)
+ *                  no usage trigger even considered
  *   a switch       that UPDATE (its trigger moves the host's threads between
  *                  two usage rows, in workload id order: no deadlocks), and
  *                  host.last_workload_id
@@ -81,6 +81,7 @@ typedef struct RequestSelection
 #define SWEEP_PER_REQUEST 64
 
 static SPIPlanPtr update_plan = NULL;
+static SPIPlanPtr repeat_plan = NULL;
 static SPIPlanPtr insert_plan = NULL;
 static SPIPlanPtr last_workload_plan = NULL;
 static SPIPlanPtr unassign_plan = NULL;
@@ -109,6 +110,20 @@ prepare_plans(void)
 								"       counted = true,"
 								"       assigned_at = CASE WHEN workload_id = $2 THEN assigned_at ELSE $5 END"
 								" WHERE host_id = $1",
+								5, assign_args);
+
+	/*
+	 * A repeat of a counted assignment with the same threads and focus
+	 * writes seen_at alone, which fires no usage trigger (from 0.5.2 it
+	 * names its columns, and PostgreSQL then skips it without compiling its
+	 * WHEN clause).  The WHERE clause checks again, under the row lock, what
+	 * the read saw: a row that changed since (a sweep stopped counting it)
+	 * is written in full by update_plan.
+	 */
+	repeat_plan = allot_prepare(
+								"UPDATE allot.assignment SET seen_at = $5"
+								" WHERE host_id = $1 AND workload_id = $2 AND threads = $3"
+								"   AND focus = $4 AND counted",
 								5, assign_args);
 	insert_plan = allot_prepare(
 								"INSERT INTO allot.assignment"
@@ -480,6 +495,34 @@ int_setting(int64 value, const char *name, int64 workload_id)
 	return (int32) value;
 }
 
+/*
+ * assign_workload's row type, built from its OUT parameters and blessed
+ * once per backend rather than at every call.  A function's row type can
+ * only change by dropping and creating it, which gives it a new OID.
+ */
+static TupleDesc
+assign_result_desc(FunctionCallInfo fcinfo)
+{
+	static Oid	fn_oid = InvalidOid;
+	static TupleDesc desc = NULL;
+
+	if (desc == NULL || fn_oid != fcinfo->flinfo->fn_oid)
+	{
+		TupleDesc	d;
+		MemoryContext old;
+
+		if (get_call_result_type(fcinfo, NULL, &d) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "return type must be a row type");
+		old = MemoryContextSwitchTo(TopMemoryContext);
+		if (desc != NULL)
+			FreeTupleDesc(desc);
+		desc = BlessTupleDesc(CreateTupleDescCopy(d));
+		MemoryContextSwitchTo(old);
+		fn_oid = fcinfo->flinfo->fn_oid;
+	}
+	return desc;
+}
+
 PG_FUNCTION_INFO_V1(allot_assign_workload);
 
 /*
@@ -495,7 +538,6 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 	if (SRF_IS_FIRSTCALL())
 	{
 		MemoryContext old;
-		TupleDesc	desc;
 		int64		host_id;
 		TimestampTz now;
 		TimestampTz cutoff;
@@ -507,11 +549,7 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 		HeapTuple	tuple = NULL;
 
 		funcctx = SRF_FIRSTCALL_INIT();
-		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
-		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-			elog(ERROR, "return type must be a row type");
-		funcctx->tuple_desc = BlessTupleDesc(desc);
-		MemoryContextSwitchTo(old);
+		funcctx->tuple_desc = assign_result_desc(fcinfo);
 
 		allot_check_settings();
 		allot_require_arg(fcinfo, 0, "host_id");
@@ -552,6 +590,7 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 			};
 			Datum		values[6];
 			bool		nulls[6] = {false};
+			bool		written = false;
 
 			values[0] = Int64GetDatum(c->workload_id);
 			values[1] = Int32GetDatum(int_setting(cs.cutechess_count, "cutechess_count", w->id));
@@ -568,9 +607,19 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 
 				allot_add_credit(&c->workload_id, &cpu, &credit, 1, now, rs.fairness);
 			}
-			if (host.has_assignment
-				? SPI_execute_plan(update_plan, args, NULL, false, 0) != SPI_OK_UPDATE
-				: SPI_execute_plan(insert_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+			if (host.assigned_workload == c->workload_id &&
+				host.assigned_threads == host.offer.threads &&
+				host.assigned_focus == rs.selection.focus_assigned)
+			{
+				if (SPI_execute_plan(repeat_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
+					elog(ERROR, "could not record the assignment of host %lld",
+						 (long long) host_id);
+				written = SPI_processed > 0;
+			}
+			if (!written &&
+				(host.has_assignment
+				 ? SPI_execute_plan(update_plan, args, NULL, false, 0) != SPI_OK_UPDATE
+				 : SPI_execute_plan(insert_plan, args, NULL, false, 0) != SPI_OK_INSERT))
 				elog(ERROR, "could not record the assignment of host %lld",
 					 (long long) host_id);
 

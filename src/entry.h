@@ -143,6 +143,13 @@ allot_host_not_found(int64 host_id)
  */
 #define ALLOT_HOST_LOCK_SPACE 0x616C	/* "al"; pg_locks.objsubid 24940 */
 
+/*
+ * One transaction at a time sweeps lapsed assignments after its request
+ * (allot_tidy_assignments); the others, meeting the same lapsed rows at the
+ * same moment, would find them locked by it and sweep nothing.
+ */
+#define ALLOT_SWEEP_LOCK_SPACE 0x6173	/* "as"; pg_locks.objsubid 24947 */
+
 static inline void
 allot_lock_host(int64 host_id)
 {

@@ -5,7 +5,7 @@
 -- reads; the privileges a SELECT needs; and a column an operator changed
 -- the type of or renamed refused by name, never misread.
 BEGIN;
-SELECT plan(15);
+SELECT plan(17);
 
 INSERT INTO allot.workload (id, engine) VALUES (1, 'E'), (2, 'F');
 INSERT INTO allot.host (id, threads) VALUES (1, 16), (2, 2), (3, 4), (4, 4), (5, 4);
@@ -78,6 +78,18 @@ SELECT throws_ok($$SELECT * FROM allot.explain_assignment(5)$$,
                  'an invoker without SELECT on allot.host cannot read it through a request');
 RESET ROLE;
 ROLLBACK TO grants;
+
+-- A repeat writes seen_at alone; the usage trigger names the columns it
+-- looks at (0.5.2), so that such an UPDATE skips it unread, while an
+-- operator's edit of one of them still moves the usage row.
+SELECT is((SELECT array_agg(a.attname ORDER BY a.attnum)
+             FROM pg_trigger t
+             JOIN pg_attribute a ON a.attrelid = t.tgrelid AND a.attnum = ANY (t.tgattr)
+            WHERE t.tgrelid = 'allot.assignment'::regclass AND t.tgname = 'assignment_usage_change'),
+          '{workload_id,threads,focus,counted}'::name[], 'the usage trigger names its columns');
+UPDATE allot.assignment SET threads = 6 WHERE host_id = 2;
+SELECT is((SELECT threads FROM allot.workload_usage WHERE workload_id = 2),
+          10::bigint, 'an edit of threads still moves the usage row (host 2: 6, host 4: 4)');
 
 SELECT is((SELECT count(*) FROM allot.check_invariants()), 0::bigint, 'the invariants hold');
 

@@ -39,8 +39,8 @@ $node->safe_psql('postgres',
 is( $node->safe_psql(
 		'postgres',
 		"SELECT extversion FROM pg_extension WHERE extname = 'allot'"),
-	'0.5.1',
-	'allot 0.5.1 is installed next to pg_cron');
+	'0.5.2',
+	'allot 0.5.2 is installed next to pg_cron');
 
 # A farm: one app with a CPU version, a job workload with a 2-second delay
 # bound, one job and one host.  The default estimate is lowered to 0.5 s per
