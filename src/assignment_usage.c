@@ -335,7 +335,7 @@ read_usage_direct(const int64 *ids, int n, TimestampTz cutoff, bool fresh,
 				c_focus;
 	int64		generation = 0;
 
-	/* Every usage row; the candidates' are kept (see prepare_watch_plans). */
+	/* Every usage row; the candidates' are kept (see above). */
 	allot_table_open(&t, "workload_usage", false, false);
 	c_workload = allot_column(&t, "workload_id", INT8OID);
 	c_threads = allot_column(&t, "threads", INT8OID);
@@ -644,9 +644,11 @@ take_sweep_turn(void)
  *                    assignments, as the transitioner's sweep would within
  *                    a minute, so that the requests after it need not each
  *                    subtract them again, unless another transaction is
- *                    sweeping (at 8 clients four sweeps in five had found
- *                    every lapsed row locked by another); a later request
- *                    or the transitioner sweeps what it gave up on.
+ *                    sweeping: requests in flight meet the same lapsed
+ *                    rows, and at 8 clients four sweeps in five took none
+ *                    (0.2 rows a sweep), the rows being held or already
+ *                    swept by another; a later request or the transitioner
+ *                    sweeps what it gave up on.
  *   USAGE_WATCH_DUE  it renews the watch list, which has spent half its lead
  *                    on the cutoff, unless another transaction is renewing
  *                    it: the list keeps reaching every request's cutoff.  A

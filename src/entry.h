@@ -146,7 +146,7 @@ allot_host_not_found(int64 host_id)
 /*
  * One transaction at a time sweeps lapsed assignments after its request
  * (allot_tidy_assignments); the others, meeting the same lapsed rows at the
- * same moment, would find them locked by it and sweep nothing.
+ * same moment, would find them held or swept by it, and take nothing.
  */
 #define ALLOT_SWEEP_LOCK_SPACE 0x6173	/* "as"; pg_locks.objsubid 24947 */
 
