@@ -217,7 +217,7 @@ read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool fresh)
 	memset(host, 0, sizeof(*host));
 	host->id = host_id;
 
-	allot_table_open(&h, "host", true, false);
+	allot_table_open(&h, "host", "host_pkey", false);
 	if (!allot_fetch_by_key(&h, host_id, snap))
 		allot_host_not_found(host_id);
 	v = slot_getattr(h.slot, allot_column(&h, "os", TEXTOID), &isnull);
@@ -238,7 +238,7 @@ read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool fresh)
 	host->last_workload_id = allot_slot_int8(&h, allot_column(&h, "last_workload_id", INT8OID), 0);
 	allot_table_close(&h);
 
-	allot_table_open(&a, "assignment", true, false);
+	allot_table_open(&a, "assignment", "assignment_pkey", false);
 	if (allot_fetch_by_key(&a, host_id, snap))
 	{
 		host->has_assignment = true;

@@ -336,7 +336,7 @@ read_usage_direct(const int64 *ids, int n, TimestampTz cutoff, bool fresh,
 	int64		generation = 0;
 
 	/* Every usage row; the candidates' are kept (see above). */
-	allot_table_open(&t, "workload_usage", false, false);
+	allot_table_open(&t, "workload_usage", NULL, false);
 	c_workload = allot_column(&t, "workload_id", INT8OID);
 	c_threads = allot_column(&t, "threads", INT8OID);
 	c_focus = allot_column(&t, "focus_threads", INT8OID);
@@ -356,7 +356,7 @@ read_usage_direct(const int64 *ids, int n, TimestampTz cutoff, bool fresh,
 
 	/* The horizon: its one row. */
 	*horizon = DT_NOBEGIN;
-	allot_table_open(&t, "assignment_horizon", false, false);
+	allot_table_open(&t, "assignment_horizon", NULL, false);
 	scan = table_beginscan(t.rel, snap, 0, NULL);
 	if (table_scan_getnextslot(scan, ForwardScanDirection, t.slot))
 	{
@@ -382,8 +382,8 @@ read_usage_direct(const int64 *ids, int n, TimestampTz cutoff, bool fresh,
 					a_counted,
 					a_seen;
 
-		allot_table_open(&w, "assignment_watch", false, false);
-		allot_table_open(&a, "assignment", true, false);
+		allot_table_open(&w, "assignment_watch", NULL, false);
+		allot_table_open(&a, "assignment", "assignment_pkey", false);
 		w_host = allot_column(&w, "host_id", INT8OID);
 		a_workload = allot_column(&a, "workload_id", INT8OID);
 		a_threads = allot_column(&a, "threads", INT4OID);

@@ -37,7 +37,6 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/relcache.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -123,7 +122,7 @@ lock_relation(const char *name, bool missing_ok)
 }
 
 void
-allot_table_open(AllotTable *t, const char *name, bool with_pkey, bool missing_ok)
+allot_table_open(AllotTable *t, const char *name, const char *key_index, bool missing_ok)
 {
 	Oid			relid = lock_relation(name, missing_ok);
 
@@ -136,21 +135,17 @@ allot_table_open(AllotTable *t, const char *name, bool with_pkey, bool missing_o
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, psprintf("allot.%s", name));
 	t->rel = table_open(relid, NoLock);
 	t->slot = table_slot_create(t->rel, NULL);
-	if (with_pkey)
+	if (key_index != NULL)
 	{
-		Oid			pkey = RelationGetPrimaryKeyIndex(t->rel);
-
-		if (!OidIsValid(pkey))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("allot.%s has no primary key", name),
-					 errhint("allot's tables are created by the extension; do not drop their keys.")));
-		t->pkey = index_open(pkey, AccessShareLock);
-		if (IndexRelationGetNumberOfKeyAttributes(t->pkey) != 1 ||
+		/* By name, as the extension's scripts create it: <table>_pkey. */
+		t->pkey = allot_index_open(key_index);
+		if (t->pkey->rd_index->indrelid != relid ||
+			IndexRelationGetNumberOfKeyAttributes(t->pkey) != 1 ||
 			TupleDescAttr(RelationGetDescr(t->pkey), 0)->atttypid != INT8OID)
 			ereport(ERROR,
 					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-					 errmsg("the primary key of allot.%s is not one bigint column", name)));
+					 errmsg("allot.%s is not a one-column bigint key of allot.%s", key_index, name),
+					 errhint("allot's tables and keys are created by the extension; do not change them.")));
 	}
 }
 

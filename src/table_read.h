@@ -19,7 +19,7 @@ typedef struct AllotTable
 {
 	const char *name;			/* in schema allot, for messages */
 	Relation	rel;			/* NULL: the table does not exist */
-	Relation	pkey;			/* its primary key, when asked for */
+	Relation	pkey;			/* its key index, when asked for */
 	TupleTableSlot *slot;
 } AllotTable;
 
@@ -32,11 +32,13 @@ typedef struct AllotTable
 extern Snapshot allot_read_snapshot(bool fresh);
 
 /*
- * Open allot.<name> under AccessShareLock, with its primary key if
- * with_pkey.  A table that does not exist (an older schema) leaves
- * t->rel NULL when missing_ok; otherwise it is an error.
+ * Open allot.<name> under AccessShareLock, and its index allot.<key_index>
+ * (a one-column bigint key, for allot_fetch_by_key) unless that is NULL.
+ * A table that does not exist (an older schema) leaves t->rel NULL when
+ * missing_ok; otherwise it is an error.
  */
-extern void allot_table_open(AllotTable *t, const char *name, bool with_pkey, bool missing_ok);
+extern void allot_table_open(AllotTable *t, const char *name, const char *key_index,
+							 bool missing_ok);
 extern void allot_table_close(AllotTable *t);
 
 /* Open the index allot.<name> under AccessShareLock; close with index_close(.., NoLock). */
@@ -49,7 +51,7 @@ extern Relation allot_index_open(const char *name);
 extern AttrNumber allot_column(const AllotTable *t, const char *column, Oid type);
 
 /*
- * The row whose one-column bigint primary key is key, visible to snap, into
+ * The row whose one-column bigint key (t->pkey) is key, visible to snap, into
  * t->slot; false if there is none.
  */
 extern bool allot_fetch_by_key(AllotTable *t, int64 key, Snapshot snap);
