@@ -6,7 +6,7 @@
  * statement: a portal, executor start-up over its plan tree, a projection,
  * the rows copied into a tuple table; for a row found by key that costs
  * several times the read.  These helpers do what the executor does for such
- * a read and nothing else: open the table (and its primary key) under
+ * a read and nothing else: open the table (and its key index) under
  * AccessShareLock after the privilege check a SELECT would make, scan with
  * the snapshot the caller chooses, and leave the row in a slot, whose
  * columns the caller takes by number.
@@ -54,10 +54,12 @@ allot_read_snapshot(bool fresh)
 
 /*
  * The tables and indexes a request opens, by name, with their OIDs once
- * looked up: a lookup by name (the schema, its USAGE privilege, the name)
- * cost more than the open.  Any relcache invalidation of one of them, or of
- * everything, forgets them all; a DROP sends one, so a dropped and created
- * table is looked up again.
+ * looked up: a lookup by name (the schema and its USAGE check, then the
+ * name) cost more than the open.  A prepared statement does not look its
+ * names up again either; the SELECT check on the table is still made at
+ * every open (allot_table_open).  Any relcache invalidation of one of them,
+ * or of everything, forgets them all; a DROP or a rename sends one, so such
+ * a table is looked up again.
  */
 #define MAX_KNOWN_RELATIONS 16
 
