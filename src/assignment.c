@@ -509,15 +509,18 @@ assign_result_desc(FunctionCallInfo fcinfo)
 	if (desc == NULL || fn_oid != fcinfo->flinfo->fn_oid)
 	{
 		TupleDesc	d;
+		TupleDesc	built;
 		MemoryContext old;
 
 		if (get_call_result_type(fcinfo, NULL, &d) != TYPEFUNC_COMPOSITE)
 			elog(ERROR, "return type must be a row type");
 		old = MemoryContextSwitchTo(TopMemoryContext);
+		built = BlessTupleDesc(CreateTupleDescCopy(d));
+		MemoryContextSwitchTo(old);
+		/* The old one goes only once the new one is whole. */
 		if (desc != NULL)
 			FreeTupleDesc(desc);
-		desc = BlessTupleDesc(CreateTupleDescCopy(d));
-		MemoryContextSwitchTo(old);
+		desc = built;
 		fn_oid = fcinfo->flinfo->fn_oid;
 	}
 	return desc;
