@@ -438,7 +438,8 @@ read_usage_direct(const int64 *ids, int n, TimestampTz cutoff, bool fresh,
  * cutoff has passed it; a reader scans instead.  Returns what the caller
  * should see to after its writes (allot_tidy_assignments): USAGE_LAPSED if
  * some of these workloads' counted assignments had lapsed, USAGE_WATCH_DUE
- * if a writer found the list with less than half its lead left.  The caller
+ * if a writer found the list with less than half its lead left; either only
+ * when it read a watch list that reaches the cutoff.  The caller
  * is connected to SPI; a writer reads with a fresh snapshot.
  */
 int
@@ -472,7 +473,13 @@ allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 	}
 	read_rows(usage_only_plan, args, writer, ids, n, threads, focus_threads, &lapsed);
 	read_rows(lapsed_scan_plan, args, writer, ids, n, threads, focus_threads, &lapsed);
-	return lapsed ? USAGE_LAPSED : 0;
+
+	/*
+	 * Nothing for the caller to sweep: a request's sweep takes lapsed rows
+	 * from a list that reaches its cutoff, and here there is none (an older
+	 * schema, or a list another transaction is rebuilding).
+	 */
+	return 0;
 }
 
 /* Drop the entries of these hosts from the current list, skipping any that
@@ -663,7 +670,8 @@ allot_tidy_assignments(TimestampTz cutoff, int found, int limit)
 {
 	TidyArgs	args = {cutoff, limit, 0};
 
-	if (found == 0 || !has_watch())
+	/* Flags come only from a watch list that reaches the cutoff. */
+	if (found == 0)
 		return 0;
 	prepare_common_plans();
 	prepare_watch_plans();

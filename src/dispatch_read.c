@@ -164,18 +164,16 @@ static SPIPlanPtr
 usage_read_plan(bool reopened)
 {
 	Oid			range[2] = {INT8OID, INT8OID};
+	SPIPlanPtr *plan = reopened ? &usage_plan : &usage_plan_050;
 
-	if (reopened && usage_plan == NULL)
-		usage_plan = allot_prepare(
-								   "SELECT workload_id, unsent, in_progress, mflops::int8, reopened"
-								   "  FROM allot.job_usage WHERE workload_id BETWEEN $1 AND $2",
-								   2, range);
-	if (!reopened && usage_plan_050 == NULL)
-		usage_plan_050 = allot_prepare(
-									   "SELECT workload_id, unsent, in_progress, mflops::int8, 0::int8"
-									   "  FROM allot.job_usage WHERE workload_id BETWEEN $1 AND $2",
-									   2, range);
-	return reopened ? usage_plan : usage_plan_050;
+	if (*plan == NULL)
+		*plan = allot_prepare(reopened
+							  ? "SELECT workload_id, unsent, in_progress, mflops::int8, reopened"
+							  "  FROM allot.job_usage WHERE workload_id BETWEEN $1 AND $2"
+							  : "SELECT workload_id, unsent, in_progress, mflops::int8, 0::int8"
+							  "  FROM allot.job_usage WHERE workload_id BETWEEN $1 AND $2",
+							  2, range);
+	return *plan;
 }
 
 /* One shard's row of allot.job_usage: (workload_id, unsent, in_progress, mflops, reopened). */
