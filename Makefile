@@ -25,6 +25,9 @@ OBJS = \
 	src/dispatch.o \
 	src/report.o \
 	src/percentile.o \
+	src/app_unit_stats.o \
+	src/names.o \
+	src/transitioner_learn.o \
 	src/transitioner.o
 
 DATA = $(wildcard allot--*.sql)

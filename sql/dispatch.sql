@@ -126,10 +126,12 @@ SELECT * FROM sent(allot.request_work(1, '{"resources": {"nvidia": {"req_instanc
                                       '2026-01-03 00:00+00', seed => 8));
 SELECT * FROM sent(allot.request_work(7, '{"resources": {"nvidia": {"req_instances": 2}}}',
                                       '2026-01-03 00:00+00', seed => 8));
--- What the client states of a version is its projected FLOPS: here the
--- 1-GPU version does better than the 2-GPU one, so it is chosen.
+-- What the client states of a version is its projected FLOPS, at most its
+-- peak (seed 004: raw FLOPS are the peak or less): here the 2-GPU version
+-- does only 5 GFLOPS, less than the 1-GPU one's 10, which is chosen.  A
+-- claim above the peak, 3e10 for version 12, would count as 1e10 and lose.
 SELECT * FROM sent(allot.request_work(7, '{"resources": {"nvidia": {"req_instances": 1}},
-                                           "app_versions": {"12": {"raw_flops_per_sec": 3e10}}}',
+                                           "app_versions": {"13": {"raw_flops_per_sec": 5e9}}}',
                                       '2026-01-03 00:01+00', seed => 8));
 
 -- 12. The reply carries, per job, what the host needs to run it.

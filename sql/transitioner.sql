@@ -35,7 +35,8 @@ SELECT g, 'Linux', 4, 1e9 FROM generate_series(1, 3) g;
 INSERT INTO allot.host_coproc (host_id, resource, count, peak_flops)
 SELECT g, 'nvidia', 1, 1e10 FROM generate_series(1, 3) g;
 
--- A job of version v run on host h and reported successfully.
+-- A job of version v run on host h, reported successfully and validated:
+-- the transitioner learns from validated successes only.
 CREATE FUNCTION done_job(v bigint, h bigint, app_units float8, elapsed float8,
                          raw_flops float8, predicted float8 DEFAULT 1,
                          reference boolean DEFAULT false) RETURNS bigint
@@ -50,43 +51,48 @@ BEGIN
      WHERE av.id = v
     RETURNING id INTO j;
     PERFORM allot.report_job(h, j, 'success', app_units, elapsed, raw_flops, '2026-01-01 01:00');
+    PERFORM allot.validate_job(j, true);
     RETURN j;
 END $$;
 
--- 2. The estimate and bound.  App 3 gets four reports with predicted 1 and
---    actual 1, 1, 2, 2 app units: actual mean 1.5, predicted mean 1, and
---    actual/predicted has mean 1.5 and sample variance
---    4 * 0.5^2 / 3 = 1/3, stdev 0.57735.  The factor is
+-- 2. The estimate and bound.  App 3 gets four validated reports from host 1
+--    with predicted 1 and actual 1, 1, 2, 2 app units: actual mean 1.5,
+--    predicted mean 1, and actual/predicted has mean 1.5 and sample variance
+--    4 * 0.5^2 / 3 = 1/3, stdev 0.57735 (one host: its reports are the whole
+--    window, each a quarter of its voice).  The factor is
 --    1.5 + 2 * 0.57735 = 2.65470 for the estimate, 1.5 + 4 * 0.57735 =
---    3.80940 for the bound.
+--    3.80940 for the bound.  Nothing is learnt until the transitioner runs.
 SELECT done_job(31, 1, 1, 100, 1e9), done_job(31, 1, 1, 100, 1e9),
        done_job(31, 1, 2, 200, 1e9), done_job(31, 1, 2, 200, 1e9);
-SELECT n_reports, actual_au_mean, predicted_au_mean, au_ratio_mean,
-       round(au_ratio_m2::numeric, 6) AS au_ratio_m2
-  FROM allot.app WHERE id = 3;
--- Host 1's seconds per app unit: every report says 100 s per unit, so the
--- average is 100.  A job predicted at 2 units: 100 * 2 * 2.65470 = 530.94 s,
--- bound 100 * 2 * 3.80940 = 761.88 s.
-INSERT INTO allot.job (id, workload_id, predicted_app_units) VALUES (1000, 3, 2);
-SELECT app_version_id, round(est_secs::numeric, 2) AS est, round(bound_secs::numeric, 2) AS bound,
-       peak_flops_per_sec FROM allot.estimate_job(1, 1000);
--- Host 2 has no history: the app has no FLOPS estimate yet either, so the
--- default 3600 s per unit: 3600 * 2 * 2.65470 = 19113.84 s.
-SELECT round(est_secs::numeric, 2) AS est FROM allot.estimate_job(2, 1000);
--- With an estimate of 2e11 FLOPs per unit and a 1 GFLOPS CPU: 200 s per
--- unit, 200 * 2 * 2.65470 = 1061.88 s.
-UPDATE allot.app SET est_flops_per_au = 2e11 WHERE id = 3;
-SELECT round(est_secs::numeric, 2) AS est FROM allot.estimate_job(2, 1000);
-UPDATE allot.app SET est_flops_per_au = NULL WHERE id = 3;
-
+SELECT n_reports FROM allot.app WHERE id = 3;
 -- 3. raw_flops_per_au = elapsed * raw_flops_per_sec / app_units; with
 --    flops_sample_size 4 and percentile 0.05, the figure is the smallest
---    of four (position ceil(0.05 * 4) = 1).  App 3's four reports gave
---    100 * 1e9 / 1 = 1e11 and 200 * 1e9 / 2 = 1e11: figure 1e11, which
+--    of four (the first value past 0.05 of the voices).  The four reports
+--    gave 100 * 1e9 / 1 = 1e11 and 200 * 1e9 / 2 = 1e11: figure 1e11, which
 --    initialises the estimate.
 SET allot.flops_sample_size = 4;
 SELECT allot.run_transitioner('2026-01-01 02:00') - 'expired_assignments';
+SELECT n_reports, actual_au_mean, predicted_au_mean, au_ratio_mean,
+       round(au_ratio_m2::numeric, 6) AS au_ratio_m2
+  FROM allot.app WHERE id = 3;
 SELECT cpu_flops_per_au, gpu_flops_per_au, est_flops_per_au, cpu_samples FROM allot.app WHERE id = 3;
+-- Host 1's seconds per app unit: every report says 100 s per unit, so the
+-- average is 100 (as fast as the app's 1e11 FLOPs per unit allow at 1
+-- GFLOPS, no faster).  A job predicted at 2 units: 100 * 2 * 2.65470 =
+-- 530.94 s, bound 100 * 2 * 3.80940 = 761.88 s.
+INSERT INTO allot.job (id, workload_id, predicted_app_units) VALUES (1000, 3, 2);
+SELECT app_version_id, round(est_secs::numeric, 2) AS est, round(bound_secs::numeric, 2) AS bound,
+       peak_flops_per_sec FROM allot.estimate_job(1, 1000);
+-- Host 2 has no history: the app's 1e11 FLOPs per unit over its 1 GFLOPS,
+-- 100 s per unit.  Without an app figure, the default 3600 s per unit:
+-- 3600 * 2 * 2.65470 = 19113.84 s; with 2e11, 200 * 2 * 2.65470 = 1061.88 s.
+SELECT round(est_secs::numeric, 2) AS est FROM allot.estimate_job(2, 1000);
+UPDATE allot.app SET est_flops_per_au = NULL WHERE id = 3;
+SELECT round(est_secs::numeric, 2) AS est FROM allot.estimate_job(2, 1000);
+UPDATE allot.app SET est_flops_per_au = 2e11 WHERE id = 3;
+SELECT round(est_secs::numeric, 2) AS est FROM allot.estimate_job(2, 1000);
+UPDATE allot.app SET est_flops_per_au = 1e11 WHERE id = 3;
+
 -- Four more, at 3e11, 2e11, 4e11 and 5e11: figure 2e11, and the average
 -- moves a tenth of the way: 1e11 + 0.1 * (2e11 - 1e11) = 1.1e11.
 SELECT done_job(31, 2, 1, 300, 1e9), done_job(31, 2, 1, 200, 1e9),
@@ -139,19 +145,20 @@ SELECT done_job(31, 1, 1, 600, 1e9, reference => true) FROM generate_series(1, 4
 SELECT allot.run_transitioner('2026-01-01 02:00') ->> 'flops_samples' AS samples_used;
 SELECT cpu_flops_per_au, est_flops_per_au FROM allot.app WHERE id = 3;
 
--- 7. Credit: app.mean_app_units * est_flops_per_au in cobblestones of
+-- 7. Credit: app.actual_au_mean * est_flops_per_au in cobblestones of
 --    1e9 * 86400 / 200 = 4.32e11 FLOPs, the same for every job of the app.
---    App 1: estimate 4e10; two jobs, one reported with 1 app unit and one
---    with 10.  The claim of 10 is counted as 2: twice the app's mean ratio
---    of actual to predicted units (1), the most one report moves it.  Mean
---    app units after them: the app had 8 reports of 1 unit; with 1 and 2
---    more, (8 + 1 + 2) / 10 = 1.1.  Credit = 1.1 * 4e10 / 4.32e11 = 0.10185
---    for both: exaggerating app units earns nothing more, for anyone.
-SELECT done_job(11, 1, 1, 40, 1e9) AS honest \gset
-SELECT done_job(11, 2, 10, 40, 1e9) AS inflated \gset
-SELECT allot.validate_job(:honest, true), allot.validate_job(:inflated, true);
+--    App 1 (estimate 4e10) has host 1's eight validated reports of 1 app
+--    unit.  Host 2 reports one more job of 1 unit, host 3 one claiming 10.
+--    Each host is one voice, host 1's eight reports one of them: mean
+--    (1 + 1 + 10) / 3 = 4 app units (among three hosts a tenfold claim is
+--    within the bound, mean + 4 sd, and counts in full; among a farm's
+--    hundreds it would be one voice of hundreds).  Credit = 4 * 4e10 /
+--    4.32e11 = 0.37037 for both jobs: the claim earns its host nothing the
+--    other does not get.
+SELECT done_job(11, 2, 1, 40, 1e9) AS honest \gset
+SELECT done_job(11, 3, 10, 40, 1e9) AS inflated \gset
 SELECT allot.run_transitioner('2026-01-01 02:00') ->> 'credited' AS credited;
-SELECT round(actual_au_mean::numeric, 4) AS mean_app_units FROM allot.app WHERE id = 1;
+SELECT round(actual_au_mean::numeric, 4) AS mean_app_units, n_reports, au_hosts FROM allot.app WHERE id = 1;
 SELECT id = :honest AS honest, round(credit::numeric, 5) AS credit
   FROM allot.job WHERE id IN (:honest, :inflated) ORDER BY id;
 -- An invalid verdict withdraws the credit; a job not done cannot be validated.

@@ -155,6 +155,16 @@ allot_read_dispatch_host(DispatchHost *host, const WorkloadCache *cache,
 	/* A missing cpu_flops counts as the fleet median. */
 	if (host->cpu_flops <= 0)
 		host->cpu_flops = fleet_median();
+
+	/* A claim counts within what the farm makes plausible (0.6.0 on). */
+	for (int r = 0; r < cache->n_resources; r++)
+	{
+		double		bound = ALLOT_PLAUSIBLE_SPREAD * cache->median_flops[r];
+		double	   *flops = r == cache->cpu ? &host->cpu_flops : &host->coproc_peak[r];
+
+		if (bound > 0 && *flops > bound)
+			*flops = bound;
+	}
 }
 
 bool

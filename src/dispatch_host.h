@@ -15,6 +15,15 @@
 #include "estimate.h"
 #include "workload_cache.h"
 
+/*
+ * What a host says of its hardware counts within what the farm makes
+ * plausible: an instance counts for at most this many times its resource's
+ * median FLOPS (allot.resource.median_flops, kept by the transitioner).
+ * Real machines of one farm seldom differ by more; a host that claims 1e18
+ * FLOPS counts as ten ordinary ones, not as the whole farm.
+ */
+#define ALLOT_PLAUSIBLE_SPREAD 10.0
+
 typedef struct DispatchHost
 {
 	int64		id;
@@ -22,9 +31,11 @@ typedef struct DispatchHost
 	NameList	cpu_flags;
 	NameList	focus;
 	int			threads;
-	double		cpu_flops;		/* measured, or the fleet median */
+	double		cpu_flops;		/* claimed, or the fleet median; counted
+								 * within the plausible spread */
 	double	   *coproc_count;	/* per cache resource; 0 when absent */
-	double	   *coproc_peak;	/* per cache resource, per instance */
+	double	   *coproc_peak;	/* per cache resource, per instance, counted
+								 * within the plausible spread */
 } DispatchHost;
 
 /* What the host has said of an app version, and its quota. */
@@ -43,6 +54,17 @@ extern bool allot_version_runs_on(const CachedVersion *v, const DispatchHost *ho
 extern double allot_version_peak_flops(const CachedVersion *v, const DispatchHost *host,
 									   const WorkloadCache *cache);
 extern bool allot_has_name(const NameList *list, const char *name);
+
+/*
+ * Projected FLOPS of a version on the host: what the host says it gets
+ * (seed 004's raw FLOPS), which is its peak or less, else the peak.
+ */
+static inline double
+allot_projected_flops(const HostVersion *hv, double peak)
+{
+	return hv->raw_flops_per_sec > 0 && hv->raw_flops_per_sec < peak ?
+		hv->raw_flops_per_sec : peak;
+}
 
 /* An app's statistics (seed 004), one app or a row read elsewhere. */
 extern void allot_read_app_stats(AppStats *stats, int64 app_id);

@@ -64,13 +64,12 @@ prepare_plans(void)
 							  2, take_args);
 }
 
-/* Projected FLOPS: what the client says it gets, else the peak. */
+/* Projected FLOPS: what the client says it gets, at most the peak. */
 static double
 projected_flops(const Dispatch *d, int v)
 {
-	if (d->hv[v].raw_flops_per_sec > 0)
-		return d->hv[v].raw_flops_per_sec;
-	return allot_version_peak_flops(&d->cache->versions[v], &d->host, d->cache);
+	return allot_projected_flops(&d->hv[v],
+								 allot_version_peak_flops(&d->cache->versions[v], &d->host, d->cache));
 }
 
 /*

@@ -16,33 +16,6 @@
 #include "estimate.h"
 
 /*
- * The app units a report is counted for in the app's statistics (and so in
- * its estimates and credit): the claim, unless its ratio to the prediction
- * lies beyond ALLOT_REPORT_CLAMP times the app's mean ratio either way, in
- * which case the nearer limit.  Before any report the mean ratio is taken
- * as 1: the prediction is all there is to go on.  So one report can move
- * the mean ratio by at most ALLOT_REPORT_CLAMP, and less as reports
- * accumulate (by (n + K) / (n + 1) after n), and the mean of actual app
- * units, which credit is made of, likewise.
- */
-double
-allot_counted_app_units(double app_units, double predicted_app_units,
-						const AppStats *stats)
-{
-	double		mean = stats != NULL && stats->n > 0 && stats->au_ratio_mean > 0 ?
-		stats->au_ratio_mean : 1;
-	double		ratio = app_units / predicted_app_units;
-
-	if (ratio > mean * ALLOT_REPORT_CLAMP)
-		ratio = mean * ALLOT_REPORT_CLAMP;
-	else if (ratio < mean / ALLOT_REPORT_CLAMP)
-		ratio = mean / ALLOT_REPORT_CLAMP;
-	else
-		return app_units;		/* exactly as claimed */
-	return ratio * predicted_app_units;
-}
-
-/*
  * The credit a job counts for the moment it is sent (fairness = recent or
  * debt): its estimate times the peak FLOPS it runs at, the estimate taken at
  * most as the delay bound.  A job whose estimate exceeds its bound is sent
@@ -86,12 +59,25 @@ allot_app_unit_factor(const AppStats *stats, double x)
 	return ratio + x * allot_stdev(stats->n, stats->au_ratio_m2);
 }
 
-/* The fallback chain for seconds per app unit. */
+/*
+ * The fallback chain for seconds per app unit.  What the host says of
+ * itself (its own reports, or its request) counts no faster than the app's
+ * FLOPs per app unit at the version's peak FLOPS on the host: the FLOPs per
+ * app unit are those of the farm's most efficient hosts (the transitioner's
+ * percentile), so no honest host runs much faster than that, and a host
+ * that claims to cannot draw more jobs, each estimated shorter, than its
+ * hardware could run.
+ */
 double
 allot_seconds_per_app_unit(const EstimateInput *in)
 {
 	if (in->seconds_per_app_unit > 0)
+	{
+		if (in->est_flops_per_au > 0 && in->peak_flops > 0 &&
+			in->seconds_per_app_unit < in->est_flops_per_au / in->peak_flops)
+			return in->est_flops_per_au / in->peak_flops;
 		return in->seconds_per_app_unit;
+	}
 	if (in->est_flops_per_au > 0 && in->peak_flops > 0)
 		return in->est_flops_per_au / in->peak_flops;
 	return in->default_seconds_per_app_unit;

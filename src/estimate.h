@@ -35,16 +35,6 @@ typedef struct EstimateInput
 #define ALLOT_ESTIMATE_X 2.0
 #define ALLOT_BOUND_X 4.0
 
-/*
- * A report moves an app's statistics by a bounded factor, whatever it
- * claims: its ratio of actual to predicted app units is counted within
- * this factor of the app's mean ratio so far (of 1 before any report, the
- * prediction itself).  Honest reports inside that band count unchanged.
- */
-#define ALLOT_REPORT_CLAMP 2.0
-
-extern double allot_counted_app_units(double app_units, double predicted_app_units,
-									  const AppStats *stats);
 extern double allot_sent_credit(double est_secs, double peak_flops,
 								double bound_secs);
 extern double allot_stdev(int64_t n, double m2);

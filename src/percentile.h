@@ -16,4 +16,15 @@
  */
 extern double allot_percentile_disc(double *values, int64_t n, double p);
 
+/*
+ * The same over weighted values, where a value's weight is its host's share
+ * of one voice: the first value, in ascending order, at which the weight of
+ * the values up to it exceeds p times the total.  With equal weights that is
+ * percentile_disc(p) except where p * n is a whole number k: then the
+ * (k+1)-th value, not the k-th, so that a fraction p of the voices can lie
+ * below the figure without setting it.  Reorders both arrays in place;
+ * expected O(n).  n must be >= 1, every weight > 0 and p in [0, 1].
+ */
+extern double allot_percentile_voices(double *values, double *weights, int64_t n, double p);
+
 #endif							/* ALLOT_PERCENTILE_H */

@@ -5,8 +5,9 @@
  * outcome decides the job's next state:
  *
  *   success   done; the host's quota for the version doubles (up to
- *             allot.daily_quota), its seconds per app unit and the app's
- *             statistics learn from the report (seed 004)
+ *             allot.daily_quota), its seconds per app unit learns from the
+ *             report (seed 004); the app's statistics learn from it once it
+ *             is validated (the transitioner)
  *   error     error; the quota drops by one (not below 1)
  *   aborted   back to unsent for another host; the quota drops by one
  *
@@ -27,7 +28,6 @@
 
 #include "entry.h"
 #include "dispatch_host.h"
-#include "estimate.h"
 #include "workload_cache.h"
 
 /* Weight of a new report in a host's seconds per app unit (seed 004). */
@@ -51,17 +51,11 @@ prepare_plans(void)
 	if (accept_plan != NULL)
 		return;
 
-	/* The app's statistics come unlocked: a report's claim is bounded
-	 * relative to them (estimate.h), and a mean a report or two old bounds
-	 * it just as well. */
 	job_plan = allot_prepare(
 					   "SELECT j.state, j.host_id, j.sent_at, j.app_version_id,"
 					   "       j.peak_flops_per_sec, j.predicted_app_units,"
-					   "       EXISTS (SELECT FROM allot.host WHERE id = $2),"
-					   "       a.n_reports, a.au_ratio_mean"
+					   "       EXISTS (SELECT FROM allot.host WHERE id = $2)"
 					   "  FROM allot.job j"
-					   "  LEFT JOIN allot.app_version v ON v.id = j.app_version_id"
-					   "  LEFT JOIN allot.app a ON a.id = v.app_id"
 					   " WHERE j.id = $1 FOR UPDATE OF j",
 					   2, job_args);
 	previous_plan = allot_prepare(
@@ -71,37 +65,22 @@ prepare_plans(void)
 							2, job_args);
 
 	/*
-	 * $1 job, $2 host, $3 outcome, $4 app units as claimed, $5 elapsed, $6
-	 * raw FLOPS (defaulted to, and at most, the job's peak: seed 004's raw
-	 * FLOPS are the peak or less), $7 now, $8 a new seconds per app unit
-	 * (NULL: unchanged), $9 next state, $10 quota change (+1 doubles, -1
-	 * lowers), $11 the quota ceiling; $12..$14 the job's sent_at, app
-	 * version and predicted app units as read under its row lock; $15 the
-	 * app units counted (the claim bounded, estimate.h), which the job keeps
-	 * and the statistics take.  On success the app's means and sums
-	 * of squared deviations take the report by Welford's update (stable over
-	 * millions of reports): with d = x - mean and n reports so far,
-	 * mean += d / (n + 1) and m2 += d^2 * n / (n + 1).
-	 */
-	/*
-	 * Every outcome locks the app's row first, where only a success
-	 * updates it: reports then lock app before usage rows in any order of
-	 * outcomes, and two transactions that each report several jobs cannot
-	 * deadlock over an app and a usage row.  FOR UPDATE, not NO KEY UPDATE:
-	 * a key-share lock beside ours (an operator adding a version of the app)
-	 * would make the row's locker a MultiXact, and our update of a row so
-	 * locked would queue for the tuple lock that a waiting reporter holds,
-	 * while that reporter waits for us.
+	 * $1 job, $2 host, $3 outcome, $4 app units as claimed, $5 elapsed as
+	 * claimed, $6 raw FLOPS as claimed (the job keeps them at most its peak:
+	 * seed 004's raw FLOPS are the peak or less), $7 now, $8 a new seconds
+	 * per app unit (NULL: unchanged), $9 next state, $10 quota change (+1
+	 * doubles, -1 lowers), $11 the quota ceiling; $12..$14 the job's
+	 * sent_at, app version and predicted app units as read under its row
+	 * lock; $15 the elapsed time counted (the claim, at most the time since
+	 * the job was sent), which the job keeps.  The app's statistics are not
+	 * touched: the transitioner learns from validated successes only.
 	 */
 	accept_plan = allot_prepare(
-						  "WITH app AS ("
-						  "  SELECT a.id FROM allot.app a JOIN allot.app_version v ON v.app_id = a.id"
-						  "   WHERE v.id = $13 FOR UPDATE OF a),"
-						  " j AS ("
+						  "WITH j AS ("
 						  "  UPDATE allot.job"
 						  "     SET state = $9, returned_at = $7, outcome = $3,"
-						  "         app_units = CASE WHEN $3 = 'success' THEN $15 END,"
-						  "         elapsed_secs = $5,"
+						  "         app_units = CASE WHEN $3 = 'success' THEN $4 END,"
+						  "         elapsed_secs = $15,"
 						  "         raw_flops_per_sec = CASE WHEN $3 = 'success'"
 						  "                                  THEN least($6, peak_flops_per_sec) END,"
 						  "         host_id = CASE WHEN $9 = 'unsent' THEN NULL ELSE host_id END,"
@@ -111,7 +90,7 @@ prepare_plans(void)
 						  "         est_secs = CASE WHEN $9 = 'unsent' THEN NULL ELSE est_secs END,"
 						  "         peak_flops_per_sec = CASE WHEN $9 = 'unsent' THEN NULL"
 						  "                                   ELSE peak_flops_per_sec END"
-						  "   WHERE id = $1 AND EXISTS (SELECT FROM app)"
+						  "   WHERE id = $1"
 						  "  RETURNING $12::timestamptz AS sent_at, $13::bigint AS app_version_id,"
 						  "            $14::float8 AS predicted_app_units),"
 						  " hv AS ("
@@ -130,27 +109,6 @@ prepare_plans(void)
 						  "         n_success = hv.n_success + excluded.n_success,"
 						  "         n_error = hv.n_error + excluded.n_error"
 						  "  RETURNING quota),"
-						  " stats AS ("
-						  "  UPDATE allot.app a"
-						  "     SET n_reports = a.n_reports + 1,"
-						  "         actual_au_mean = a.actual_au_mean"
-						  "                          + ($15 - a.actual_au_mean) / (a.n_reports + 1),"
-						  "         actual_au_m2 = a.actual_au_m2 + ($15 - a.actual_au_mean) ^ 2"
-						  "                        * a.n_reports / (a.n_reports + 1),"
-						  "         predicted_au_mean = a.predicted_au_mean"
-						  "                             + (j.predicted_app_units - a.predicted_au_mean)"
-						  "                             / (a.n_reports + 1),"
-						  "         predicted_au_m2 = a.predicted_au_m2"
-						  "                           + (j.predicted_app_units - a.predicted_au_mean) ^ 2"
-						  "                           * a.n_reports / (a.n_reports + 1),"
-						  "         au_ratio_mean = a.au_ratio_mean"
-						  "                         + ($15 / j.predicted_app_units - a.au_ratio_mean)"
-						  "                         / (a.n_reports + 1),"
-						  "         au_ratio_m2 = a.au_ratio_m2"
-						  "                       + ($15 / j.predicted_app_units - a.au_ratio_mean) ^ 2"
-						  "                       * a.n_reports / (a.n_reports + 1)"
-						  "    FROM j JOIN allot.app_version v ON v.id = j.app_version_id"
-						  "   WHERE a.id = v.app_id AND $3 = 'success'),"
 						  " reply AS ("
 						  "  SELECT jsonb_build_object('job_id', $1, 'outcome', $3, 'state', $9,"
 						  "                            'quota', (SELECT quota FROM hv)) AS reply, j.sent_at"
@@ -325,19 +283,18 @@ allot_report_job(PG_FUNCTION_ARGS)
 			strcmp(outcome, "error") == 0 ? "error" : "unsent";
 		Datum		args[15];
 		char		nulls[15];
-		AppStats	stats = {0};
-		double		counted;
+		TimestampTz sent_at = DatumGetTimestampTz(SPI_getbinval(t, d, 3, &isnull));
+		double		out_secs = allot_secs_between(sent_at, now);
+		double		counted_elapsed = elapsed;
 
-		/* The claim as the app's statistics count it (estimate.h). */
-		stats.n = DatumGetInt64(SPI_getbinval(t, d, 8, &isnull));
-		if (isnull)
-			stats.n = 0;
-		stats.au_ratio_mean = DatumGetFloat8(SPI_getbinval(t, d, 9, &isnull));
-		if (isnull)
-			stats.au_ratio_mean = 0;
-		counted = allot_counted_app_units(app_units,
-										  DatumGetFloat8(SPI_getbinval(t, d, 6, &isnull)),
-										  &stats);
+		/*
+		 * A job cannot have run for longer than it has been out: elapsed
+		 * time counts at most as the time since it was sent (job_report
+		 * keeps the claim).  The app units count as claimed here; the
+		 * transitioner bounds them when it learns from the job.
+		 */
+		if (has_elapsed && counted_elapsed > out_secs)
+			counted_elapsed = Max(out_secs, ALLOT_MIN_SECS);
 
 		memset(nulls, ' ', sizeof(nulls));
 		args[0] = Int64GetDatum(job_id);
@@ -350,7 +307,7 @@ allot_report_job(PG_FUNCTION_ARGS)
 		nulls[5] = has_raw ? ' ' : 'n';
 		args[6] = TimestampTzGetDatum(now);
 		/* What this report says of the host's seconds per app unit. */
-		args[7] = Float8GetDatum(has_elapsed ? elapsed / counted : 0);
+		args[7] = Float8GetDatum(has_elapsed ? counted_elapsed / app_units : 0);
 		nulls[7] = success && has_elapsed ? ' ' : 'n';
 		args[8] = CStringGetTextDatum(next);
 		args[9] = Int32GetDatum(success ? 1 : -1);
@@ -358,7 +315,8 @@ allot_report_job(PG_FUNCTION_ARGS)
 		args[11] = SPI_getbinval(t, d, 3, &isnull);
 		args[12] = SPI_getbinval(t, d, 4, &isnull);
 		args[13] = SPI_getbinval(t, d, 6, &isnull);
-		args[14] = Float8GetDatum(counted);
+		args[14] = Float8GetDatum(counted_elapsed);
+		nulls[14] = has_elapsed ? ' ' : 'n';
 
 		if (SPI_execute_plan(accept_plan, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
 			SPI_processed != 1)
@@ -440,8 +398,8 @@ allot_estimate_job(PG_FUNCTION_ARGS)
 		if (!allot_version_runs_on(&cache->versions[v], &host, cache))
 			continue;
 		allot_read_host_version(&hv, host_id, cache->versions[v].id);
-		flops = hv.raw_flops_per_sec > 0 ? hv.raw_flops_per_sec :
-			allot_version_peak_flops(&cache->versions[v], &host, cache);
+		flops = allot_projected_flops(&hv, allot_version_peak_flops(&cache->versions[v],
+																	&host, cache));
 		if (flops > best_flops)
 		{
 			best = v;

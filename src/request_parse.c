@@ -214,6 +214,13 @@ parse_resource(const char *name, JsonbValue *value, void *arg)
 	if (json_key(obj, "estimated_delay", &v))
 		rr->delay = json_amount(&v, psprintf("request.resources.%s.estimated_delay", name),
 								ALLOT_MAX_SECS);
+	/*
+	 * A host has no more idle instances than instances: more are not
+	 * counted (a host the request names no instances of has no version
+	 * that runs there, and is answered so).
+	 */
+	if (rr->ninstances > 0 && rr->instances > rr->ninstances)
+		rr->instances = rr->ninstances;
 	/* A resource is served only if something of it is asked for (seed 001). */
 	rr->requested = rr->secs > 0 || rr->instances > 0;
 }

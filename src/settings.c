@@ -33,6 +33,7 @@ double		allot_default_seconds_per_app_unit = 3600;
 int			allot_default_delay_bound = 7 * 24 * 3600;
 int			allot_max_jobs_per_request = 1000;
 int			allot_flops_sample_size = 100;
+int			allot_app_unit_window = 1000;
 double		allot_flops_percentile = 0.05;
 double		allot_flops_avg_weight = 0.1;
 double		allot_gpu_efficiency = 1.0;
@@ -162,6 +163,11 @@ define_all(void)
 							"Raw FLOPS per app unit collected per app and kind before a percentile is taken.",
 							"Seed 004's N.",
 							&allot_flops_sample_size, 100, 1, 1000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.app_unit_window",
+							"Validated reports per app that its app-unit statistics are computed from, the most recent.",
+							"Each host is one voice among them, however many it sent.",
+							&allot_app_unit_window, 1000, 2, 100000,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.flops_percentile",
 							 "The percentile of raw FLOPS per app unit taken as the app's figure.",

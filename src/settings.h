@@ -33,6 +33,7 @@ extern double allot_default_seconds_per_app_unit;
 extern int	allot_default_delay_bound;	/* seconds */
 extern int	allot_max_jobs_per_request;
 extern int	allot_flops_sample_size;
+extern int	allot_app_unit_window;
 extern double allot_flops_percentile;
 extern double allot_flops_avg_weight;
 extern double allot_gpu_efficiency;

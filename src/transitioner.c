@@ -9,14 +9,10 @@
  *              another host; the late host's quota drops by one, and its
  *              late report will be refused
  *   expire     assignments whose host went quiet stop counting
- *   estimate   each new successful report gives raw_flops_per_au =
- *              elapsed * raw_flops_per_sec / app_units, kept per app in a
- *              CPU or a GPU array; when an array holds allot.flops_sample_size
- *              values, its allot.flops_percentile (an O(N) selection) becomes
- *              that kind's figure; the app's estimate is the lesser of the
- *              CPU and GPU figures (a GPU-only app's GPU figure scaled by the
- *              GPU efficiency of apps that have both), averaged into
- *              app.est_flops_per_au with weight allot.flops_avg_weight
+ *   learn      each validated success not read yet feeds its app's FLOPS
+ *              per app unit (a percentile over hosts) and its app-unit
+ *              statistics (a window of validated reports), each host one
+ *              voice (transitioner_learn.c)
  *   credit     validated jobs get app.mean_app_units * est_flops_per_au in
  *              cobblestones, the same for every job of the app
  *   debts      under allot.fairness = debt, the credit handed out since the
@@ -42,20 +38,17 @@
 #include "entry.h"
 #include "credit.h"
 #include "percentile.h"
+#include "transitioner.h"
 
 /* One cobblestone: 1/200 day of a 1 GFLOPS machine. */
 #define FLOPS_PER_CREDIT (1e9 * 86400.0 / 200.0)
 
 static SPIPlanPtr timeout_plan = NULL;
-static SPIPlanPtr samples_plan = NULL;
-static SPIPlanPtr apps_plan = NULL;
-static SPIPlanPtr efficiency_plan = NULL;
-static SPIPlanPtr app_update_plan = NULL;
-static SPIPlanPtr sampled_plan = NULL;
 static SPIPlanPtr credit_plan = NULL;
 static SPIPlanPtr validate_plan = NULL;
 static SPIPlanPtr fold_plan = NULL;
 static SPIPlanPtr last_seen_plan = NULL;
+static SPIPlanPtr medians_plan = NULL;
 static SPIPlanPtr record_plan = NULL;
 
 /* Runs kept in allot.transitioner_run; its CHECK on slot says the same. */
@@ -79,9 +72,6 @@ prepare_plans(void)
 {
 	Oid			time_limit[3] = {TIMESTAMPTZOID, INT4OID, INT4OID};
 	Oid			limit[1] = {INT4OID};
-	Oid			ids[1] = {INT8ARRAYOID};
-	Oid			app_args[7] = {INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID,
-	FLOAT8OID, FLOAT8OID, BOOLOID};
 	Oid			validate_args[2] = {INT8OID, BOOLOID};
 
 	if (validate_plan != NULL)
@@ -122,40 +112,6 @@ prepare_plans(void)
 						   "SELECT count(*) FROM back",
 						   3, time_limit);
 
-	samples_plan = allot_prepare(
-						   "SELECT j.id, v.app_id, v.resource <> 'cpu', j.reference,"
-						   "       j.elapsed_secs * j.raw_flops_per_sec / j.app_units"
-						   "  FROM allot.job j JOIN allot.app_version v ON v.id = j.app_version_id"
-						   " WHERE j.state = 'done' AND NOT j.sampled"
-						   " ORDER BY j.id LIMIT $1 FOR UPDATE OF j SKIP LOCKED",
-						   1, limit);
-	/*
-	 * Locked in id order; the locking read returns each app's latest row.
-	 * An app another transaction holds (a report updating its statistics)
-	 * is skipped, and its jobs stay unsampled for the next call: waiting
-	 * for it, with job_usage rows already held, could deadlock.
-	 */
-	apps_plan = allot_prepare(
-						"SELECT a.id, a.reference_jobs, a.cpu_samples, a.gpu_samples,"
-						"       a.cpu_flops_per_au, a.gpu_flops_per_au, a.est_flops_per_au,"
-						"       EXISTS (SELECT FROM allot.app_version v"
-						"                WHERE v.app_id = a.id AND v.resource = 'cpu')"
-						"  FROM allot.app a WHERE a.id = ANY ($1) ORDER BY a.id FOR UPDATE SKIP LOCKED",
-						1, ids);
-	/* Seed 004 note 2: how efficient GPUs are, seen on apps with both. */
-	efficiency_plan = allot_prepare(
-							  "SELECT avg(cpu_flops_per_au / gpu_flops_per_au) FROM allot.app"
-							  " WHERE cpu_flops_per_au > 0 AND gpu_flops_per_au > 0",
-							  0, NULL);
-	app_update_plan = allot_prepare(
-							  "UPDATE allot.app SET cpu_samples = $2, gpu_samples = $3,"
-							  "       cpu_flops_per_au = $4, gpu_flops_per_au = $5,"
-							  "       est_flops_per_au = CASE WHEN $7 THEN $6 ELSE est_flops_per_au END"
-							  " WHERE id = $1",
-							  7, app_args);
-	sampled_plan = allot_prepare(
-						   "UPDATE allot.job SET sampled = true WHERE id = ANY ($1)",
-						   1, ids);
 	credit_plan = allot_prepare(
 						  "WITH todo AS ("
 						  "  SELECT j.id FROM allot.job j"
@@ -177,285 +133,6 @@ prepare_plans(void)
 
 }
 
-/* ---------------------------------------------------------------------------
- * Estimates.
- * ------------------------------------------------------------------------- */
-
-typedef struct AppSamples
-{
-	int64		app_id;
-	double	   *cpu;			/* new values */
-	int			ncpu;
-	double	   *gpu;
-	int			ngpu;
-	double	   *cpu_ref;		/* of reference jobs only */
-	int			ncpu_ref;
-	double	   *gpu_ref;
-	int			ngpu_ref;
-	bool		locked;			/* its row was locked and updated this call */
-} AppSamples;
-
-static AppSamples *
-app_samples(AppSamples *apps, int *napps, int cap, int64 app_id)
-{
-	for (int i = 0; i < *napps; i++)
-		if (apps[i].app_id == app_id)
-			return &apps[i];
-	apps[*napps].app_id = app_id;
-	apps[*napps].cpu = palloc(sizeof(double) * cap);
-	apps[*napps].gpu = palloc(sizeof(double) * cap);
-	apps[*napps].cpu_ref = palloc(sizeof(double) * cap);
-	apps[*napps].gpu_ref = palloc(sizeof(double) * cap);
-	return &apps[(*napps)++];
-}
-
-static double *
-float8_array_values(Datum d, int extra, int *n)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	double	   *values;
-
-	deconstruct_array(DatumGetArrayTypeP(d), FLOAT8OID, 8, FLOAT8PASSBYVAL,
-					  TYPALIGN_DOUBLE, &elems, &nulls, n);
-	values = palloc(sizeof(double) * (*n + extra + 1));
-	for (int i = 0; i < *n; i++)
-		values[i] = DatumGetFloat8(elems[i]);
-	return values;
-}
-
-static Datum
-float8_array_datum(const double *values, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * (n + 1));
-
-	for (int i = 0; i < n; i++)
-		d[i] = Float8GetDatum(values[i]);
-	return PointerGetDatum(construct_array(d, n, FLOAT8OID, 8, FLOAT8PASSBYVAL,
-										   TYPALIGN_DOUBLE));
-}
-
-/*
- * Add new values to a kind's array; every full allot.flops_sample_size of
- * them, oldest first, gives a figure: its allot.flops_percentile.  Returns
- * how many figures were made (in figures); the rest waits in the array.
- * Every report thus counts in exactly one figure.
- */
-static int
-absorb(double *array, int *n, const double *add, int nadd, double *figures)
-{
-	int			size = allot_flops_sample_size;
-	int			made = 0,
-				start = 0;
-
-	for (int i = 0; i < nadd; i++)
-		array[(*n)++] = add[i];
-	while (*n - start >= size)
-	{
-		figures[made++] = allot_percentile_disc(array + start, size, allot_flops_percentile);
-		start += size;
-	}
-	if (start > 0)
-	{
-		memmove(array, array + start, sizeof(double) * (*n - start));
-		*n -= start;
-	}
-	return made;
-}
-
-/*
- * The app's candidate estimate from its figures: note 1, GPUs are less
- * efficient, so the lesser of the two; note 2, a GPU-only app borrows the
- * efficiency of apps that have both.
- */
-static double
-candidate_figure(bool has_cpu, double cpu, bool has_gpu, double gpu,
-				 bool has_cpu_versions, double efficiency)
-{
-	if (has_cpu && has_gpu)
-		return Min(cpu, gpu);
-	if (has_cpu)
-		return cpu;
-	if (!has_cpu_versions)
-		return gpu * efficiency;
-	return gpu;
-}
-
-static int64
-estimate_flops(int64 *samples_taken, int64 *figures_made)
-{
-	Datum		args[1];
-	int			cap = allot_transitioner_batch;
-	AppSamples *apps;
-	int			napps = 0;
-	Datum	   *job_ids;
-	int64	   *job_app;
-	Datum	   *app_ids;
-	int			njobs,
-				nsampled = 0;
-	bool		isnull;
-	double		efficiency = allot_gpu_efficiency;
-	int64		updated = 0;
-
-	args[0] = Int32GetDatum(cap);
-	if (SPI_execute_plan(samples_plan, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the jobs to sample");
-	njobs = (int) SPI_processed;
-	*samples_taken = 0;
-	*figures_made = 0;
-	if (njobs == 0)
-		return 0;
-
-	apps = palloc0(sizeof(AppSamples) * (njobs + 1));
-	job_ids = palloc(sizeof(Datum) * (njobs + 1));
-	job_app = palloc(sizeof(int64) * (njobs + 1));
-	for (int i = 0; i < njobs; i++)
-	{
-		HeapTuple	t = SPI_tuptable->vals[i];
-		TupleDesc	d = SPI_tuptable->tupdesc;
-		AppSamples *a;
-		bool		gpu,
-					reference;
-		Datum		v;
-
-		job_ids[i] = SPI_getbinval(t, d, 1, &isnull);
-		job_app[i] = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
-		a = app_samples(apps, &napps, njobs + 1, job_app[i]);
-		gpu = DatumGetBool(SPI_getbinval(t, d, 3, &isnull));
-		reference = DatumGetBool(SPI_getbinval(t, d, 4, &isnull));
-		v = SPI_getbinval(t, d, 5, &isnull);
-		/* A report without elapsed time says nothing of FLOPS. */
-		if (isnull || !isfinite(DatumGetFloat8(v)) || DatumGetFloat8(v) <= 0)
-			continue;
-		if (gpu)
-			a->gpu[a->ngpu++] = DatumGetFloat8(v);
-		else
-			a->cpu[a->ncpu++] = DatumGetFloat8(v);
-		if (reference && gpu)
-			a->gpu_ref[a->ngpu_ref++] = DatumGetFloat8(v);
-		else if (reference)
-			a->cpu_ref[a->ncpu_ref++] = DatumGetFloat8(v);
-	}
-
-	if (SPI_execute_plan(efficiency_plan, NULL, NULL, false, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1)
-	{
-		Datum		e = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		if (!isnull && DatumGetFloat8(e) > 0)
-			efficiency = DatumGetFloat8(e);
-	}
-
-	app_ids = palloc(sizeof(Datum) * (napps + 1));
-	for (int i = 0; i < napps; i++)
-		app_ids[i] = Int64GetDatum(apps[i].app_id);
-	args[0] = PointerGetDatum(construct_array(app_ids, napps, INT8OID, 8, FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
-	if (SPI_execute_plan(apps_plan, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not lock the apps to estimate");
-	{
-		SPITupleTable *rows = SPI_tuptable;
-		uint64		nrows = SPI_processed;
-
-		for (uint64 r = 0; r < nrows; r++)
-		{
-			HeapTuple	t = rows->vals[r];
-			TupleDesc	d = rows->tupdesc;
-			int64		id = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
-			bool		reference_only = DatumGetBool(SPI_getbinval(t, d, 2, &isnull));
-			AppSamples *a = app_samples(apps, &napps, njobs + 1, id);
-			int			ncpu,
-						ngpu;
-			double	   *cpu,
-					   *gpu;
-			double		cpu_fig,
-						gpu_fig,
-						est,
-						candidate;
-			double	   *cpu_figs,
-					   *gpu_figs;
-			int			ncpu_figs,
-						ngpu_figs;
-			bool		has_cpu_fig,
-						has_gpu_fig,
-						has_est,
-						has_cpu_versions,
-						new_figure = false;
-			Datum		uargs[7];
-			char		unulls[7];
-
-			cpu = float8_array_values(SPI_getbinval(t, d, 3, &isnull), a->ncpu, &ncpu);
-			gpu = float8_array_values(SPI_getbinval(t, d, 4, &isnull), a->ngpu, &ngpu);
-			cpu_fig = DatumGetFloat8(SPI_getbinval(t, d, 5, &has_cpu_fig));
-			has_cpu_fig = !has_cpu_fig;
-			gpu_fig = DatumGetFloat8(SPI_getbinval(t, d, 6, &has_gpu_fig));
-			has_gpu_fig = !has_gpu_fig;
-			est = DatumGetFloat8(SPI_getbinval(t, d, 7, &has_est));
-			has_est = !has_est;
-			has_cpu_versions = DatumGetBool(SPI_getbinval(t, d, 8, &isnull));
-
-			/* Seed 004 note 3: an app with reference jobs learns from those only. */
-			cpu_figs = palloc(sizeof(double) * ((ncpu + a->ncpu) / Max(allot_flops_sample_size, 1) + 1));
-			gpu_figs = palloc(sizeof(double) * ((ngpu + a->ngpu) / Max(allot_flops_sample_size, 1) + 1));
-			ncpu_figs = absorb(cpu, &ncpu, reference_only ? a->cpu_ref : a->cpu,
-							   reference_only ? a->ncpu_ref : a->ncpu, cpu_figs);
-			ngpu_figs = absorb(gpu, &ngpu, reference_only ? a->gpu_ref : a->gpu,
-							   reference_only ? a->ngpu_ref : a->ngpu, gpu_figs);
-			*samples_taken += reference_only ? a->ncpu_ref + a->ngpu_ref : a->ncpu + a->ngpu;
-
-			/*
-			 * Each figure in turn moves the estimate; the first one ever
-			 * initialises it.
-			 */
-			for (int f = 0; f < ncpu_figs + ngpu_figs; f++)
-			{
-				if (f < ncpu_figs)
-				{
-					cpu_fig = cpu_figs[f];
-					has_cpu_fig = true;
-				}
-				else
-				{
-					gpu_fig = gpu_figs[f - ncpu_figs];
-					has_gpu_fig = true;
-				}
-				candidate = candidate_figure(has_cpu_fig, cpu_fig, has_gpu_fig, gpu_fig,
-											 has_cpu_versions, efficiency);
-				est = has_est ? est + allot_flops_avg_weight * (candidate - est) : candidate;
-				has_est = true;
-				new_figure = true;
-				(*figures_made)++;
-			}
-
-			uargs[0] = Int64GetDatum(id);
-			uargs[1] = float8_array_datum(cpu, ncpu);
-			uargs[2] = float8_array_datum(gpu, ngpu);
-			uargs[3] = Float8GetDatum(cpu_fig);
-			uargs[4] = Float8GetDatum(gpu_fig);
-			uargs[5] = Float8GetDatum(est);
-			uargs[6] = BoolGetDatum(new_figure);
-			memset(unulls, ' ', sizeof(unulls));
-			unulls[3] = has_cpu_fig ? ' ' : 'n';
-			unulls[4] = has_gpu_fig ? ' ' : 'n';
-			unulls[5] = has_est ? ' ' : 'n';
-			if (SPI_execute_plan(app_update_plan, uargs, unulls, false, 0) != SPI_OK_UPDATE)
-				elog(ERROR, "could not update app %lld", (long long) id);
-			a->locked = true;
-			updated++;
-		}
-	}
-
-	/* Only the jobs of the apps updated are done with. */
-	for (int i = 0; i < njobs; i++)
-		if (app_samples(apps, &napps, njobs + 1, job_app[i])->locked)
-			job_ids[nsampled++] = job_ids[i];
-	args[0] = PointerGetDatum(construct_array(job_ids, nsampled, INT8OID, 8, FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
-	if (SPI_execute_plan(sampled_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not mark jobs sampled");
-	return nsampled;
-}
-
 static int64
 count_result(SPIPlanPtr plan, Datum *args, int expected)
 {
@@ -467,6 +144,57 @@ count_result(SPIPlanPtr plan, Datum *args, int expected)
 	if (rc == SPI_OK_SELECT)
 		return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	return (int64) SPI_processed;
+}
+
+/*
+ * Each resource type's median FLOPS per instance (0.6.0 on), which bounds
+ * what a host's claim counts for in dispatch (dispatch_host.h): over the
+ * hosts that have earned credit once ten have, so that hosts registered
+ * only to claim cannot move it, else over every host that has the
+ * resource.  Written only where it moved by more than 1%: each write makes
+ * every backend rebuild its cache.  Rows another transaction holds are
+ * left for the next run.
+ */
+static void
+update_medians(void)
+{
+	Oid			resource = get_relname_relid("resource", get_namespace_oid("allot", false));
+
+	if (!OidIsValid(resource) || get_attnum(resource, "median_flops") == InvalidAttrNumber)
+		return;
+	if (medians_plan == NULL)
+		medians_plan = allot_prepare(
+									 "WITH proven AS ("
+									 "  SELECT host_id FROM allot.host_credit WHERE credit > 0),"
+									 " instance AS ("
+									 "  SELECT 'cpu'::text AS resource, h.cpu_flops AS flops,"
+									 "         p.host_id IS NOT NULL AS proven"
+									 "    FROM allot.host h LEFT JOIN proven p ON p.host_id = h.id"
+									 "   WHERE h.cpu_flops IS NOT NULL"
+									 "  UNION ALL"
+									 "  SELECT c.resource, c.peak_flops, p.host_id IS NOT NULL"
+									 "    FROM allot.host_coproc c LEFT JOIN proven p ON p.host_id = c.host_id),"
+									 " median AS ("
+									 "  SELECT resource,"
+									 "         CASE WHEN count(*) FILTER (WHERE proven) >= 10"
+									 "              THEN percentile_disc(0.5) WITHIN GROUP (ORDER BY flops)"
+									 "                   FILTER (WHERE proven)"
+									 "              ELSE percentile_disc(0.5) WITHIN GROUP (ORDER BY flops) END AS flops,"
+									 "         CASE WHEN count(*) FILTER (WHERE proven) >= 10"
+									 "              THEN count(*) FILTER (WHERE proven) ELSE count(*) END AS hosts"
+									 "    FROM instance GROUP BY resource),"
+									 " moved AS ("
+									 "  SELECT r.name, m.flops, m.hosts FROM allot.resource r"
+									 "    LEFT JOIN median m ON m.resource = r.name"
+									 "   WHERE r.median_flops IS DISTINCT FROM m.flops"
+									 "     AND (r.median_flops IS NULL OR m.flops IS NULL"
+									 "          OR abs(m.flops - r.median_flops) > 0.01 * r.median_flops)"
+									 "   ORDER BY r.name FOR NO KEY UPDATE OF r SKIP LOCKED)"
+									 "UPDATE allot.resource r SET median_flops = moved.flops, median_hosts = moved.hosts"
+									 "  FROM moved WHERE r.name = moved.name",
+									 0, NULL);
+	if (SPI_execute_plan(medians_plan, NULL, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the resources' median FLOPS");
 }
 
 /*
@@ -565,7 +293,7 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 	r.expired = allot_expire_assignments_upto(allot_assignment_cutoff(now),
 											  allot_transitioner_batch);
 
-	r.jobs_read = estimate_flops(&r.samples, &r.figures);
+	r.jobs_read = allot_learn_from_reports(&r.samples, &r.figures);
 
 	args[0] = Int32GetDatum(allot_transitioner_batch);
 	r.credited = count_result(credit_plan, args, SPI_OK_UPDATE);
@@ -597,6 +325,7 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 		r.hosts_seen = count_result(last_seen_plan, args, SPI_OK_UPDATE);
 	}
 
+	update_medians();
 	record_run(started, now, &r);
 
 	SPI_finish();

@@ -252,6 +252,7 @@ typedef struct JobDeltas
 	int			n;
 	int			cap;
 	bool		credit;			/* a row has credit and a host */
+	bool		deleting;		/* the statement is a DELETE */
 } JobDeltas;
 
 static SPIPlanPtr job_usage_plan = NULL;
@@ -369,6 +370,16 @@ add_rows(Tuplestorestate *ts, TupleTableSlot *slot, const JobColumns *col, int s
 		else if (STATE_IS("in_progress"))
 		{
 			Datum		peak = slot_getattr(slot, col->peak, &isnull);
+
+			/* A job in progress cannot vanish under its host. */
+			if (deltas->deleting)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("job %lld is in progress on host %lld: it cannot be deleted",
+								(long long) DatumGetInt64(slot_getattr(slot, col->id, &isnull)),
+								(long long) DatumGetInt64(slot_getattr(slot, col->host_id, &isnull))),
+						 errdetail("Its host will report it."),
+						 errhint("Wait for its report or its deadline, or delete only jobs that are not in progress.")));
 
 			delta_add(&d->in_progress, 1, sign, workload_id);
 			delta_add(&d->mflops, job_mflops(peak, isnull), sign, workload_id);
@@ -541,6 +552,7 @@ allot_job_usage_trigger(PG_FUNCTION_ARGS)
 	deltas.n = 0;
 	deltas.d = palloc(sizeof(JobDelta) * deltas.cap);
 	deltas.credit = false;
+	deltas.deleting = op == 2;
 	slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
 	if (op != 0)
 		add_rows(td->tg_oldtable, slot, &col, -1, &deltas);

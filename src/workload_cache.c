@@ -41,7 +41,8 @@ static SPIPlanPtr engines_plan = NULL;	/* 0.5.0 and later: with compilers */
 static SPIPlanPtr engines_plan_single = NULL;	/* before: compiler only */
 static SPIPlanPtr apps_plan = NULL;
 static SPIPlanPtr versions_plan = NULL;
-static SPIPlanPtr resources_plan = NULL;
+static SPIPlanPtr resources_plan = NULL;	/* 0.6.0 and later: with medians */
+static SPIPlanPtr resources_plan_060 = NULL;	/* before */
 
 static void
 cache_invalidate_callback(Datum arg, Oid relid)
@@ -269,6 +270,29 @@ allot_resource_index(const WorkloadCache *c, const char *name)
 	return -1;
 }
 
+/*
+ * allot.resource's rows, cpu last; from 0.6.0 with the median FLOPS of an
+ * instance, which bounds what a host's claim counts for (dispatch_host.c).
+ * (An ALTER of allot.resource sends an invalidation.)
+ */
+static SPIPlanPtr
+resources_plan_for_schema(void)
+{
+	if (get_attnum(resource_relid, "median_flops") != InvalidAttrNumber)
+	{
+		if (resources_plan == NULL)
+			resources_plan = allot_prepare(
+										  "SELECT name, median_flops FROM allot.resource"
+										  " ORDER BY name = 'cpu', name", 0, NULL);
+		return resources_plan;
+	}
+	if (resources_plan_060 == NULL)
+		resources_plan_060 = allot_prepare(
+											  "SELECT name, NULL::float8 FROM allot.resource"
+											  " ORDER BY name = 'cpu', name", 0, NULL);
+	return resources_plan_060;
+}
+
 /* Resources, apps and app versions (0.2.0 and later). */
 static void
 load_job_side(void)
@@ -276,17 +300,23 @@ load_job_side(void)
 	MemoryContext old;
 	int			n;
 
-	if (SPI_execute_plan(resources_plan, NULL, NULL, false, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(resources_plan_for_schema(), NULL, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.resource");
 	old = MemoryContextSwitchTo(cache_context);
 	n = (int) SPI_processed;
 	cache.resources = palloc(sizeof(char *) * (n > 0 ? n : 1));
+	cache.median_flops = palloc0(sizeof(double) * (n > 0 ? n : 1));
 	cache.cpu = -1;
 	for (int i = 0; i < n; i++)
 	{
+		bool		isnull;
+		Datum		median = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+
 		cache.resources[i] = text_or_null(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 		if (strcmp(cache.resources[i], "cpu") == 0)
 			cache.cpu = i;
+		if (!isnull)
+			cache.median_flops[i] = DatumGetFloat8(median);
 	}
 	cache.n_resources = n;
 	MemoryContextSwitchTo(old);
@@ -414,9 +444,6 @@ cache_build(void)
 	}
 	if (apps_plan == NULL && OidIsValid(app_relid))
 	{
-		resources_plan = allot_prepare(
-									  "SELECT name FROM allot.resource"
-									  " ORDER BY name = 'cpu', name", 0, NULL);
 		apps_plan = allot_prepare(
 								 "SELECT id, coalesce(est_flops_per_au, 0) FROM allot.app ORDER BY id", 0, NULL);
 		versions_plan = allot_prepare(

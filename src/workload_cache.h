@@ -77,6 +77,8 @@ typedef struct WorkloadCache
 	int			n_resources;	/* coprocessor types by name, then cpu last */
 	const char **resources;
 	int			cpu;			/* index of 'cpu' in resources */
+	double	   *median_flops;	/* per resource: allot.resource.median_flops
+								 * (0.6.0 on); 0: not known */
 
 	/* Lookups by id (allot_find_*): (id, index) pairs sorted by id. */
 	struct IdIndex *workloads_by_id;

@@ -33,7 +33,7 @@
 -- login roles and the operator's schema are dropped by the rollback.  The
 -- web login always uses the server's clock (its `now` must be near it).
 BEGIN;
-SELECT plan(78);
+SELECT plan(79);
 
 -- ---------------------------------------------------------------------------
 -- Fixture.  The operator's policy is written down explicitly (the defaults),
@@ -154,7 +154,9 @@ SELECT throws_ok($$SET session_replication_role = replica$$, '42501', NULL,
 SELECT is(current_setting('allot.daily_quota') || ' ' || current_setting('allot.max_jobs_per_request'),
           '100 1000', 'web: daily_quota and max_jobs_per_request are still the operator''s');
 SELECT is(pg_temp.njobs(allot.request_work(1, '{"resources": {"cpu": {"req_instances": 100000}}, "exclude": [3]}')),
-          100, 'web: 100,000 instances asked for an 8-thread host get the daily quota, 100 jobs');
+          8, 'web: 100,000 instances asked for an 8-thread host count as its 8: 8 jobs');
+SELECT is(pg_temp.njobs(allot.request_work(1, '{"resources": {"cpu": {"req_secs": 1e9}}, "exclude": [3]}')),
+          92, 'web: 1e9 seconds asked for get the rest of the daily quota, 92 jobs');
 RESET SESSION AUTHORIZATION;
 SELECT is((SELECT quota FROM allot.host_app_version WHERE host_id = 1 AND app_version_id = 1),
           100, 'the quota stored for the host is the operator''s');

@@ -193,12 +193,15 @@ sub snapshot
 	for my $table (@tables)
 	{
 		# job_usage keeps a row per (workload, shard of the writing backend):
-		# a restore rebuilds the same sums in other shards.
+		# a restore rebuilds the same sums in other shards.  A resource's
+		# median FLOPS are the transitioner's (the built-in types' rows are
+		# not dumped): its next run computes them again.
 		my $rows =
-		  $table eq 'job_usage'
+		    $table eq 'job_usage'
 		  ? q{(SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
 		              sum(mflops) AS mflops, sum(done) AS done, sum(error) AS error
 		         FROM allot.job_usage GROUP BY workload_id)}
+		  : $table eq 'resource' ? q{(SELECT name FROM allot.resource)}
 		  : "allot.$table";
 		$snap{$table} = $node->safe_psql($db,
 			qq{SELECT coalesce(string_agg(t::text, E'\\n' ORDER BY t::text COLLATE "C"), '')

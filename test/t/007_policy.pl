@@ -130,7 +130,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_db_role_setting'),
 # A fresh web session without any of that works, with the operator's quota.
 my $unsent = $node->safe_psql('farm', "SELECT count(*) FROM allot.job WHERE state = 'unsent'");
 ($out, $err) = session('web', q{
-SELECT jsonb_array_length(allot.request_work(1, '{"resources": {"cpu": {"req_instances": 100000}}}') -> 'jobs');
+SELECT jsonb_array_length(allot.request_work(1, '{"resources": {"cpu": {"req_secs": 1e9}}}') -> 'jobs');
 });
 is($out, $unsent, "web, a clean session: request_work works (all $unsent unsent jobs, within the daily quota)");
 is($node->safe_psql('farm', 'SELECT quota FROM allot.host_app_version WHERE host_id = 1'),

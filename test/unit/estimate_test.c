@@ -1,6 +1,6 @@
 /*
  * estimate_test.c: unit tests of src/estimate.c (run-time estimates, the
- * clamp on reported app units, the credit a sent job counts for), without
+ * credit a sent job counts for), without
  * PostgreSQL.  Prints TAP.  Build and run: make -C test/unit (or
  * test/unit/run.sh).
  */
@@ -17,31 +17,6 @@ near(double got, double want)
 	double		scale = fabs(want) > 1 ? fabs(want) : 1;
 
 	return got == want || fabs(got - want) <= 1e-12 * scale;
-}
-
-/* Before any report, the prediction itself is the mean: claims within x2. */
-static bool
-t_clamp_no_history(void)
-{
-	AppStats	none = {0};
-
-	return near(allot_counted_app_units(150, 100, &none), 150) &&
-		near(allot_counted_app_units(150, 100, NULL), 150) &&
-		near(allot_counted_app_units(1e12, 100, &none), 200) &&
-		near(allot_counted_app_units(1, 100, &none), 50) &&
-		near(allot_counted_app_units(0, 100, &none), 50);
-}
-
-/* With history, the band is centred on the app's mean ratio. */
-static bool
-t_clamp_around_mean(void)
-{
-	AppStats	s = {.n = 10, .au_ratio_mean = 3};
-
-	return near(allot_counted_app_units(300, 100, &s), 300) &&	/* on the mean */
-		near(allot_counted_app_units(600, 100, &s), 600) &&	/* at the edge */
-		near(allot_counted_app_units(601, 100, &s), 600) &&
-		near(allot_counted_app_units(100, 100, &s), 150);
 }
 
 /* The sent credit: estimate x peak, the estimate at most the bound. */
@@ -63,13 +38,18 @@ t_seconds_per_app_unit(void)
 	.peak_flops = 1e9, .predicted_app_units = 1, .default_seconds_per_app_unit = 60};
 	EstimateInput flops = own;
 	EstimateInput dflt = own;
+	EstimateInput too_fast = own;
 
 	flops.seconds_per_app_unit = 0;
 	dflt.seconds_per_app_unit = 0;
 	dflt.est_flops_per_au = 0;
+	/* A host's own figure counts no faster than the app's FLOPs per app
+	 * unit at its peak: 1e9 FLOPs a unit at 1e9 FLOPS, 1 s. */
+	too_fast.seconds_per_app_unit = 1e-6;
 	return near(allot_seconds_per_app_unit(&own), 7) &&
 		near(allot_seconds_per_app_unit(&flops), 1) &&
-		near(allot_seconds_per_app_unit(&dflt), 60);
+		near(allot_seconds_per_app_unit(&dflt), 60) &&
+		near(allot_seconds_per_app_unit(&too_fast), 1);
 }
 
 /* Estimate and bound: 2 and 4 standard deviations above the mean ratio. */
@@ -90,10 +70,8 @@ t_estimate_and_bound(void)
 
 static const UnitTest tests[] =
 {
-	{"reported app units: x2 band around the prediction before any report", t_clamp_no_history},
-	{"reported app units: x2 band around the app's mean ratio", t_clamp_around_mean},
 	{"sent credit: estimate capped at the delay bound, NaN and inf too", t_sent_credit},
-	{"seconds per app unit: own figure, FLOPs over peak, default", t_seconds_per_app_unit},
+	{"seconds per app unit: own figure (no faster than FLOPs over peak), FLOPs over peak, default", t_seconds_per_app_unit},
 	{"estimate and bound: X = 2 and 4 standard deviations", t_estimate_and_bound},
 };
 

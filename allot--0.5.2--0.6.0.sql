@@ -1,0 +1,390 @@
+/* allot 0.5.2 -> 0.6.0: one host, one voice.  Statistics that liars cannot
+ * skew and honest variance does not break; claims bounded by what the farm
+ * makes plausible; counters whose types agree end to end; jobs in progress
+ * that cannot vanish; names that show what they are.
+ */
+
+\echo Use "ALTER EXTENSION allot UPDATE TO '0.6.0'" to load this file. \quit
+
+/* ---------------------------------------------------------------------------
+ * An app's statistics, from its validated reports, one voice per host.
+ *
+ * Until 0.5.2 every successful report moved the app's means and variances
+ * at once, validated or not, each report counted, its app units clamped to
+ * twice the mean ratio so far: one host could move them by reporting often,
+ * and an honest app whose long jobs take ten times their prediction was
+ * learnt as if they took two, so that their bound cut them off.  From 0.6.0
+ * the transitioner learns from validated successes only, keeping each app's
+ * last allot.app_unit_window of them (host, actual and predicted app units,
+ * oldest first), and computes the statistics from that window
+ * (src/app_unit_stats.c): each host one voice, each report counted up to
+ * the seed's own bound.  The columns n_reports .. au_ratio_m2 keep their
+ * meaning for every reader: the window's count, weighted means, and sums of
+ * squared deviations such that m2 / (n - 1) is the variance.
+ * ------------------------------------------------------------------------- */
+ALTER TABLE allot.app
+    ADD COLUMN au_hosts bigint[] NOT NULL DEFAULT '{}',
+    ADD COLUMN au_actual double precision[] NOT NULL DEFAULT '{}',
+    ADD COLUMN au_predicted double precision[] NOT NULL DEFAULT '{}',
+    ADD COLUMN au_ratio_bound double precision,
+    ADD COLUMN cpu_sample_hosts bigint[] NOT NULL DEFAULT '{}',
+    ADD COLUMN gpu_sample_hosts bigint[] NOT NULL DEFAULT '{}';
+
+COMMENT ON COLUMN allot.app.au_hosts IS
+    'Allot writes: the hosts of the validated successes its statistics come from, oldest first (at most allot.app_unit_window)';
+COMMENT ON COLUMN allot.app.au_actual IS
+    'Allot writes: the app units those reports claimed, in the same order as au_hosts';
+COMMENT ON COLUMN allot.app.au_predicted IS
+    'Allot writes: the app units those jobs predicted, in the same order as au_hosts';
+COMMENT ON COLUMN allot.app.au_ratio_bound IS
+    'Allot writes: the ratio of actual to predicted app units up to which a report counts in full (the mean plus 4 standard deviations of the counted ratios); NULL before the first validated report';
+COMMENT ON COLUMN allot.app.cpu_sample_hosts IS
+    'Allot writes: the host of each value of cpu_samples, in the same order (negative: a value kept from before 0.6.0, a voice of its own)';
+COMMENT ON COLUMN allot.app.gpu_sample_hosts IS
+    'Allot writes: the host of each value of gpu_samples, in the same order (negative: a value kept from before 0.6.0, a voice of its own)';
+COMMENT ON COLUMN allot.app.n_reports IS
+    'Validated successful reports in its statistics'' window (au_hosts)';
+COMMENT ON COLUMN allot.app.actual_au_mean IS
+    'Mean app units of a validated success, each host one voice, each report counted up to au_ratio_bound times its prediction';
+COMMENT ON COLUMN allot.app.actual_au_m2 IS
+    'Variance of those app units times (n_reports - 1)';
+COMMENT ON COLUMN allot.app.predicted_au_mean IS
+    'Mean predicted app units of those reports, each host one voice';
+COMMENT ON COLUMN allot.app.predicted_au_m2 IS
+    'Variance of the predicted app units times (n_reports - 1)';
+COMMENT ON COLUMN allot.app.au_ratio_mean IS
+    'Mean of actual / predicted app units, each host one voice, each ratio counted up to au_ratio_bound';
+COMMENT ON COLUMN allot.app.au_ratio_m2 IS
+    'Variance of actual / predicted app units times (n_reports - 1)';
+
+/* The values kept from before have no host: each stays a voice of its own. */
+UPDATE allot.app
+   SET cpu_sample_hosts = ARRAY(SELECT -g FROM pg_catalog.generate_series(1, pg_catalog.cardinality(cpu_samples)) g),
+       gpu_sample_hosts = ARRAY(SELECT -g FROM pg_catalog.generate_series(1, pg_catalog.cardinality(gpu_samples)) g);
+
+/* The statistics of a window, as the transitioner computes them. */
+CREATE FUNCTION allot.app_unit_statistics(
+        hosts bigint[], actual double precision[], predicted double precision[],
+        OUT n_reports bigint, OUT actual_au_mean double precision, OUT actual_au_m2 double precision,
+        OUT predicted_au_mean double precision, OUT predicted_au_m2 double precision,
+        OUT au_ratio_mean double precision, OUT au_ratio_m2 double precision,
+        OUT au_ratio_bound double precision)
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'allot_app_unit_statistics_sql';
+
+COMMENT ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[]) IS
+    'An app''s statistics from a window of validated reports (hosts, actual and predicted app units): each host one voice, each report counted up to the seed''s bound (mean + 4 standard deviations), a host''s mean held within what chance allows its number of reports';
+
+/* Seed each window from the validated successes already there, newest
+ * allot.app_unit_window of them, and compute the statistics from it.  Apps
+ * without any keep their statistics until their first validated report. */
+WITH recent AS (
+    SELECT v.app_id, j.host_id, j.app_units, j.predicted_app_units, j.returned_at, j.id,
+           pg_catalog.row_number() OVER (PARTITION BY v.app_id
+                                         ORDER BY j.returned_at DESC, j.id DESC) AS age
+      FROM allot.job j JOIN allot.app_version v ON v.id = j.app_version_id
+     WHERE j.state = 'done' AND j.validated AND j.app_units IS NOT NULL AND j.host_id IS NOT NULL),
+window_ AS (
+    SELECT app_id,
+           pg_catalog.array_agg(host_id ORDER BY returned_at, id) AS hosts,
+           pg_catalog.array_agg(app_units ORDER BY returned_at, id) AS actual,
+           pg_catalog.array_agg(predicted_app_units ORDER BY returned_at, id) AS predicted
+      FROM recent
+     WHERE age <= coalesce((SELECT s.setting::int FROM pg_catalog.pg_settings s
+                             WHERE s.name = 'allot.app_unit_window'), 1000)
+     GROUP BY app_id)
+UPDATE allot.app a
+   SET au_hosts = w.hosts, au_actual = w.actual, au_predicted = w.predicted,
+       (n_reports, actual_au_mean, actual_au_m2, predicted_au_mean, predicted_au_m2,
+        au_ratio_mean, au_ratio_m2, au_ratio_bound)
+           = (SELECT s.n_reports, s.actual_au_mean, s.actual_au_m2, s.predicted_au_mean,
+                     s.predicted_au_m2, s.au_ratio_mean, s.au_ratio_m2, s.au_ratio_bound
+                FROM allot.app_unit_statistics(w.hosts, w.actual, w.predicted) s)
+  FROM window_ w
+ WHERE w.app_id = a.id;
+
+/* The transitioner learns from validated successes only: the jobs it has
+ * still to read are those. */
+DROP INDEX allot.job_to_sample_idx;
+CREATE INDEX job_to_sample_idx ON allot.job (id) WHERE state = 'done' AND validated AND NOT sampled;
+
+COMMENT ON COLUMN allot.job.sampled IS
+    'Allot writes: the transitioner has learnt from it (its FLOPs per app unit, its app units); only validated successes are read';
+COMMENT ON COLUMN allot.job.app_units IS
+    'Allot writes: app units reported on success, as claimed; the app''s statistics count them up to its au_ratio_bound, one voice per host';
+COMMENT ON COLUMN allot.job.elapsed_secs IS
+    'Allot writes: run time reported, in seconds, counted at most as the time since it was sent (allot.job_report keeps the claim). NULL: not reported';
+
+/* ---------------------------------------------------------------------------
+ * What a host claims of its hardware counts within what the farm makes
+ * plausible.  A host's CPU FLOPS and each coprocessor's peak FLOPS are its
+ * own claims (register_host, a BOINC client's p_fpops): one host claiming
+ * 1e18 FLOPS made its workload look like the whole farm under fairness =
+ * current and got a hundred jobs estimated at microseconds.  From 0.6.0 the
+ * transitioner keeps each resource type's median FLOPS per instance over
+ * the hosts that have one (over the hosts that have earned credit, once ten
+ * of them have: a claim becomes a fact through validation), and dispatch
+ * counts an instance at most allot's plausible spread (10) times that
+ * median: for usage, estimates, the peak FLOPS a job is sent with, and so
+ * for how many jobs fill a request.  Only changes of more than 1% are
+ * written, so that the backends' caches are seldom rebuilt for them.
+ * ------------------------------------------------------------------------- */
+ALTER TABLE allot.resource
+    ADD COLUMN median_flops double precision,
+    ADD COLUMN median_hosts bigint,
+    ADD CONSTRAINT resource_median_flops_positive_finite
+        CHECK (median_flops IS NULL OR (median_flops > 0 AND median_flops < 'Infinity'));
+COMMENT ON COLUMN allot.resource.median_flops IS
+    'Allot writes (the transitioner): median peak FLOPS of one instance over the hosts that have it (those with credit, once ten have); dispatch counts an instance at most 10 times this. NULL: not known yet, no bound';
+COMMENT ON COLUMN allot.resource.median_hosts IS
+    'Allot writes: how many hosts median_flops was taken over';
+
+/* ---------------------------------------------------------------------------
+ * Counters whose types agree end to end.
+ *
+ * job_usage.mflops is numeric (0.5.0), and request_work reads it as a
+ * bigint (0.5.1): an operator's edits could grow a shard past a bigint one
+ * statement at a time, and every request_work then failed.  From 0.6.0 a
+ * shard holds at most a bigint, so the write that would pass it is refused
+ * (23514, naming the workload), and a job's peak FLOPS are held to what a
+ * job can have: at most 1024 CPUs and 1024 coprocessors of 1e18 FLOPS each.
+ * ------------------------------------------------------------------------- */
+DO $$
+DECLARE
+    w bigint;
+BEGIN
+    SELECT u.workload_id INTO w FROM allot.job_usage u
+     WHERE u.mflops NOT BETWEEN -9223372036854775808 AND 9223372036854775807
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'allot.job_usage of workload % holds MFLOPS beyond a bigint', w
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  HINT = 'Bring the peak_flops_per_sec of that workload''s jobs in progress back within 2.048e21, then update again.';
+    END IF;
+END
+$$;
+ALTER TABLE allot.job_usage ADD CONSTRAINT job_usage_mflops_range
+    CHECK (mflops BETWEEN -9223372036854775808 AND 9223372036854775807);
+COMMENT ON COLUMN allot.job_usage.mflops IS
+    'Peak FLOPS of its jobs in progress, in whole MFLOPS: exact (numeric), and within a bigint (a write beyond is refused), as requests read it';
+
+ALTER TABLE allot.job ADD CONSTRAINT job_peak_flops_range
+    CHECK (peak_flops_per_sec IS NULL OR (peak_flops_per_sec >= 0 AND peak_flops_per_sec <= 2.048e21))
+    NOT VALID;
+
+/* Jobs in progress cannot vanish under their host: a DELETE of one is
+ * refused by the job trigger (55000, src/usage.c), as a DELETE of a
+ * workload with jobs in progress is.  (TRUNCATE, which wipes a whole farm,
+ * is left to the operator who means it.) */
+
+/* ---------------------------------------------------------------------------
+ * Names shown to people show what they are: no control, format (bidi),
+ * zero-width or other invisible character in the names of hosts, apps and
+ * workloads (src/names.c), 22023 naming the character and where it is.
+ * ------------------------------------------------------------------------- */
+CREATE FUNCTION allot.name_problem(name text) RETURNS text
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'allot_name_problem';
+COMMENT ON FUNCTION allot.name_problem(text) IS
+    'What is wrong with a name shown to people (a control, format or invisible character, and where), or NULL';
+
+CREATE FUNCTION allot.check_name(kind text, name text) RETURNS text
+    LANGUAGE c IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'allot_check_name';
+COMMENT ON FUNCTION allot.check_name(text, text) IS
+    'Returns the name, or refuses it (22023) when allot.name_problem finds something wrong: for front ends'' own names, such as accounts';
+
+CREATE FUNCTION allot.name_check_trigger() RETURNS trigger
+    LANGUAGE c
+    SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'allot_name_check_trigger';
+COMMENT ON FUNCTION allot.name_check_trigger() IS
+    'Row trigger: refuses a new name that allot.name_problem finds something wrong with';
+
+CREATE TRIGGER host_name_check BEFORE INSERT OR UPDATE OF name ON allot.host
+    FOR EACH ROW EXECUTE FUNCTION allot.name_check_trigger('host name');
+CREATE TRIGGER app_name_check BEFORE INSERT OR UPDATE OF name ON allot.app
+    FOR EACH ROW EXECUTE FUNCTION allot.name_check_trigger('app name');
+CREATE TRIGGER workload_name_check BEFORE INSERT OR UPDATE OF name ON allot.workload
+    FOR EACH ROW EXECUTE FUNCTION allot.name_check_trigger('workload name');
+
+REVOKE ALL ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[]),
+                       allot.name_problem(text),
+                       allot.check_name(text, text), allot.name_check_trigger() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[]),
+                          allot.name_problem(text), allot.check_name(text, text),
+                          allot.name_check_trigger() TO allot_admin;
+GRANT EXECUTE ON FUNCTION allot.check_name(text, text) TO allot_web;
+
+/* ---------------------------------------------------------------------------
+ * Settings.
+ * ------------------------------------------------------------------------- */
+DO $$
+BEGIN
+    IF pg_catalog.current_setting('server_version_num')::int >= 150000 THEN
+        EXECUTE 'GRANT SET ON PARAMETER allot.app_unit_window TO allot_admin';
+    END IF;
+END
+$$;
+
+/* ---------------------------------------------------------------------------
+ * status_app shows what the statistics learn from.
+ * ------------------------------------------------------------------------- */
+CREATE OR REPLACE VIEW allot.status_app AS
+SELECT a.id AS app_id, a.name,
+       (SELECT pg_catalog.array_agg(DISTINCT v.resource ORDER BY v.resource)
+          FROM allot.app_version v WHERE v.app_id = a.id) AS resources,
+       (SELECT count(*) FROM allot.workload w WHERE w.app_id = a.id) AS workloads,
+       a.n_reports, a.est_flops_per_au, a.cpu_flops_per_au, a.gpu_flops_per_au,
+       pg_catalog.cardinality(a.cpu_samples) + pg_catalog.cardinality(a.gpu_samples)
+           AS samples_pending,
+       a.actual_au_mean,
+       a.actual_au_mean * a.est_flops_per_au / (1e9 * 86400 / 200) AS credit_per_job,
+       u.unsent AS jobs_unsent, u.in_progress AS jobs_in_progress,
+       u.done AS jobs_done, u.error AS jobs_error,
+       (SELECT count(DISTINCT h) FROM pg_catalog.unnest(a.au_hosts) h) AS voices,
+       a.au_ratio_bound
+  FROM allot.app a
+  LEFT JOIN LATERAL (
+      SELECT coalesce(sum(ju.unsent), 0) AS unsent, coalesce(sum(ju.in_progress), 0) AS in_progress,
+             coalesce(sum(ju.done), 0) AS done, coalesce(sum(ju.error), 0) AS error
+        FROM allot.workload w JOIN allot.job_usage ju ON ju.workload_id = w.id
+       WHERE w.app_id = a.id) u ON true;
+
+COMMENT ON VIEW allot.status_app IS
+    'One row per app: its versions'' resources, its FLOPS-per-app-unit estimate, the credit a job earns, and its jobs. '
+    'Cost: O(apps + workloads + the apps'' windows): the app rows with their sample arrays, their versions, and one job_usage row per workload';
+COMMENT ON COLUMN allot.status_app.n_reports IS 'Validated successful reports its statistics learn from (its window)';
+COMMENT ON COLUMN allot.status_app.actual_au_mean IS 'Mean app units of a validated success, each host one voice';
+COMMENT ON COLUMN allot.status_app.voices IS 'Hosts among those reports: each one voice, however many it sent';
+COMMENT ON COLUMN allot.status_app.au_ratio_bound IS 'Ratio of actual to predicted app units up to which a report counts in full';
+GRANT SELECT ON allot.status_app TO allot_monitor;
+
+/* ---------------------------------------------------------------------------
+ * check_invariants also reports what 0.6.0 refuses but older rows may hold:
+ * counters out of range, names that hide characters, and windows whose
+ * statistics are not what they hold.
+ * ------------------------------------------------------------------------- */
+CREATE OR REPLACE FUNCTION allot.check_invariants() RETURNS SETOF text
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT line FROM (
+        SELECT pg_catalog.format(
+                   'workload %s: workload_usage holds threads %s, focus_threads %s, hosts %s;'
+                   ' its counted assignments hold %s, %s, %s',
+                   coalesce(u.workload_id, a.workload_id),
+                   coalesce(u.threads, 0), coalesce(u.focus_threads, 0), coalesce(u.hosts, 0),
+                   coalesce(a.threads, 0), coalesce(a.focus_threads, 0), coalesce(a.hosts, 0)) AS line
+          FROM allot.workload_usage u
+          FULL JOIN (SELECT workload_id,
+                            sum(threads) FILTER (WHERE NOT focus) AS threads,
+                            sum(threads) FILTER (WHERE focus) AS focus_threads,
+                            count(*) AS hosts
+                       FROM allot.assignment
+                      WHERE counted
+                      GROUP BY workload_id) a ON a.workload_id = u.workload_id
+         WHERE coalesce(u.threads, 0) <> coalesce(a.threads, 0)
+            OR coalesce(u.focus_threads, 0) <> coalesce(a.focus_threads, 0)
+            OR coalesce(u.hosts, 0) <> coalesce(a.hosts, 0)
+            OR u.hosts = 0
+        UNION ALL
+        SELECT pg_catalog.format(
+                   'workload %s: job_usage holds unsent %s, in_progress %s, mflops %s, done %s, error %s;'
+                   ' its jobs hold %s, %s, %s, %s, %s',
+                   coalesce(u.workload_id, j.workload_id),
+                   coalesce(u.unsent, 0), coalesce(u.in_progress, 0), coalesce(u.mflops, 0),
+                   coalesce(u.done, 0), coalesce(u.error, 0),
+                   coalesce(j.unsent, 0), coalesce(j.in_progress, 0), coalesce(j.mflops, 0),
+                   coalesce(j.done, 0), coalesce(j.error, 0))
+          FROM (SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
+                       sum(mflops) AS mflops, sum(done) AS done, sum(error) AS error
+                  FROM allot.job_usage GROUP BY workload_id) u
+          FULL JOIN (SELECT workload_id,
+                            count(*) FILTER (WHERE state = 'unsent') AS unsent,
+                            count(*) FILTER (WHERE state = 'in_progress') AS in_progress,
+                            sum(allot.job_mflops(peak_flops_per_sec))
+                                FILTER (WHERE state = 'in_progress') AS mflops,
+                            count(*) FILTER (WHERE state = 'done') AS done,
+                            count(*) FILTER (WHERE state IN ('error', 'timed_out')) AS error
+                       FROM allot.job
+                      GROUP BY workload_id) j ON j.workload_id = u.workload_id
+         WHERE coalesce(u.unsent, 0) <> coalesce(j.unsent, 0)
+            OR coalesce(u.in_progress, 0) <> coalesce(j.in_progress, 0)
+            OR coalesce(u.mflops, 0) <> coalesce(j.mflops, 0)
+            OR coalesce(u.done, 0) <> coalesce(j.done, 0)
+            OR coalesce(u.error, 0) <> coalesce(j.error, 0)
+        UNION ALL
+        /* Counters in range: no count may be negative (a shard's MFLOPS are
+         * held within a bigint by a constraint, and requests add shards as
+         * doubles). */
+        SELECT pg_catalog.format(
+                   'workload %s: job_usage holds a counter out of range (unsent %s, in_progress %s,'
+                   ' mflops %s, done %s, error %s)',
+                   workload_id, unsent, in_progress, mflops, done, error)
+          FROM (SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
+                       sum(mflops) AS mflops, sum(done) AS done, sum(error) AS error
+                  FROM allot.job_usage GROUP BY workload_id) u
+         WHERE unsent < 0 OR in_progress < 0 OR done < 0 OR error < 0
+            OR mflops < 0
+        UNION ALL
+        SELECT pg_catalog.format('job %s: peak_flops_per_sec %s is out of range (0 to 2.048e21)',
+                                 j.id, j.peak_flops_per_sec)
+          FROM allot.job j
+         WHERE j.peak_flops_per_sec NOT BETWEEN 0 AND 2.048e21
+        UNION ALL
+        SELECT pg_catalog.format(
+                   'host %s: host_credit holds credit %s of %s jobs; its jobs hold %s of %s',
+                   coalesce(c.host_id, j.host_id), coalesce(c.credit, 0), coalesce(c.jobs, 0),
+                   coalesce(j.credit, 0), coalesce(j.jobs, 0))
+          FROM allot.host_credit c
+          FULL JOIN (SELECT host_id, sum(credit::numeric) AS credit, count(*) AS jobs
+                       FROM allot.job
+                      WHERE credit IS NOT NULL AND host_id IS NOT NULL
+                      GROUP BY host_id) j ON j.host_id = c.host_id
+         WHERE coalesce(c.credit, 0) <> coalesce(j.credit, 0)
+            OR coalesce(c.jobs, 0) <> coalesce(j.jobs, 0)
+        UNION ALL
+        SELECT pg_catalog.format('job %s names host %s, which does not exist', j.id, j.host_id)
+          FROM allot.job j
+         WHERE j.host_id IS NOT NULL AND NOT EXISTS (SELECT FROM allot.host h WHERE h.id = j.host_id)
+        UNION ALL
+        SELECT pg_catalog.format('job %s names app version %s, which does not exist', j.id, j.app_version_id)
+          FROM allot.job j
+         WHERE j.app_version_id IS NOT NULL
+           AND NOT EXISTS (SELECT FROM allot.app_version v WHERE v.id = j.app_version_id)
+        UNION ALL
+        /* Names written before 0.6.0 that it would refuse. */
+        SELECT pg_catalog.format('host %s: its name %s', h.id, allot.name_problem(h.name))
+          FROM allot.host h WHERE allot.name_problem(h.name) IS NOT NULL
+        UNION ALL
+        SELECT pg_catalog.format('app %s: its name %s', a.id, allot.name_problem(a.name))
+          FROM allot.app a WHERE allot.name_problem(a.name) IS NOT NULL
+        UNION ALL
+        SELECT pg_catalog.format('workload %s: its name %s', w.id, allot.name_problem(w.name))
+          FROM allot.workload w WHERE allot.name_problem(w.name) IS NOT NULL
+        UNION ALL
+        /* Each app's statistics are what its window gives. */
+        SELECT pg_catalog.format('app %s: its statistics are not those of its window of %s reports',
+                                 a.id, pg_catalog.cardinality(a.au_hosts))
+          FROM allot.app a
+         WHERE pg_catalog.cardinality(a.au_hosts) > 0
+           AND (pg_catalog.cardinality(a.au_actual) <> pg_catalog.cardinality(a.au_hosts)
+                OR pg_catalog.cardinality(a.au_predicted) <> pg_catalog.cardinality(a.au_hosts)
+                OR EXISTS (SELECT FROM allot.app_unit_statistics(a.au_hosts, a.au_actual, a.au_predicted) s
+                            WHERE s.n_reports <> a.n_reports
+                               OR abs(s.au_ratio_mean - a.au_ratio_mean) > 1e-9 * greatest(abs(s.au_ratio_mean), 1)
+                               OR abs(s.au_ratio_m2 - a.au_ratio_m2) > 1e-9 * greatest(abs(s.au_ratio_m2), 1)
+                               OR abs(s.actual_au_mean - a.actual_au_mean) > 1e-9 * greatest(abs(s.actual_au_mean), 1)))
+        UNION ALL
+        SELECT pg_catalog.format('app %s: %s FLOPS samples but %s hosts for them', a.id,
+                                 pg_catalog.cardinality(a.cpu_samples) + pg_catalog.cardinality(a.gpu_samples),
+                                 pg_catalog.cardinality(a.cpu_sample_hosts) + pg_catalog.cardinality(a.gpu_sample_hosts))
+          FROM allot.app a
+         WHERE pg_catalog.cardinality(a.cpu_samples) <> pg_catalog.cardinality(a.cpu_sample_hosts)
+            OR pg_catalog.cardinality(a.gpu_samples) <> pg_catalog.cardinality(a.gpu_sample_hosts)
+    ) lines ORDER BY 1
+$$;

@@ -1,0 +1,703 @@
+/*
+ * transitioner_learn.c: the transitioner's step that learns from validated
+ * successes (seed 004), one voice per host.
+ *
+ * A claim becomes a fact through validation: only jobs the project's
+ * validator accepted (validate_job) are read, each once (job.sampled).  For
+ * each job's app:
+ *
+ *   FLOPS per app unit  elapsed * raw_flops_per_sec / app_units goes into
+ *                       the app's CPU or GPU array with its host; every
+ *                       allot.flops_sample_size values give a figure, the
+ *                       allot.flops_percentile of the values with each
+ *                       host one voice (allot_percentile_voices): a host
+ *                       that sent twenty of the values weighs what a host
+ *                       that sent one does, and a fraction p of the voices
+ *                       can lie below the figure without setting it.  The
+ *                       app's estimate is the lesser of the CPU and GPU
+ *                       figures (a GPU-only app's scaled by the GPU
+ *                       efficiency of apps that have both), averaged into
+ *                       est_flops_per_au with weight allot.flops_avg_weight
+ *   app units           (host, actual, predicted) joins the app's window
+ *                       of its last allot.app_unit_window validated
+ *                       successes, and the app's statistics are computed
+ *                       from the window again (app_unit_stats.c)
+ *
+ * Before 0.6.0 the app has no host arrays and no window: each value is a
+ * voice of its own, and the statistics are left as they are.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "app_unit_stats.h"
+#include "entry.h"
+#include "percentile.h"
+#include "transitioner.h"
+
+static SPIPlanPtr samples_plan = NULL;
+static SPIPlanPtr efficiency_plan = NULL;
+static SPIPlanPtr sampled_plan = NULL;
+static SPIPlanPtr apps_plan[2] = {NULL, NULL};	/* before 0.6.0, from 0.6.0 */
+static SPIPlanPtr app_update_plan[2] = {NULL, NULL};
+
+/* A validated success, as read. */
+typedef struct LearnJob
+{
+	int64		id;
+	int64		app_id;
+	int64		host_id;
+	bool		gpu;
+	bool		reference;
+	double		flops_per_au;	/* NaN: says nothing of FLOPS */
+	double		actual;
+	double		predicted;
+} LearnJob;
+
+/* Values with the host of each. */
+typedef struct Voices
+{
+	double	   *v;
+	int64	   *host;
+	int			n;
+} Voices;
+
+static void
+prepare_plans(bool windows)
+{
+	Oid			limit[1] = {INT4OID};
+	Oid			ids[1] = {INT8ARRAYOID};
+
+	if (samples_plan == NULL)
+	{
+		samples_plan = allot_prepare(
+									 "SELECT j.id, v.app_id, j.host_id, v.resource <> 'cpu', j.reference,"
+									 "       j.elapsed_secs * j.raw_flops_per_sec / j.app_units,"
+									 "       j.app_units, j.predicted_app_units"
+									 "  FROM allot.job j JOIN allot.app_version v ON v.id = j.app_version_id"
+									 " WHERE j.state = 'done' AND j.validated AND NOT j.sampled"
+									 " ORDER BY j.id LIMIT $1 FOR UPDATE OF j SKIP LOCKED",
+									 1, limit);
+		/* Seed 004 note 2: how efficient GPUs are, seen on apps with both. */
+		efficiency_plan = allot_prepare(
+										"SELECT avg(cpu_flops_per_au / gpu_flops_per_au) FROM allot.app"
+										" WHERE cpu_flops_per_au > 0 AND gpu_flops_per_au > 0",
+										0, NULL);
+		sampled_plan = allot_prepare(
+									 "UPDATE allot.job SET sampled = true WHERE id = ANY ($1)",
+									 1, ids);
+	}
+	if (apps_plan[windows] != NULL)
+		return;
+
+	/*
+	 * Locked in id order; the locking read returns each app's latest row.
+	 * An app another transaction holds (an operator's edit) is skipped, and
+	 * its jobs stay unread for the next call: waiting for it, with
+	 * job_usage rows already held, could deadlock.
+	 */
+	apps_plan[windows] = allot_prepare(windows ?
+									   "SELECT a.id, a.reference_jobs, a.cpu_samples, a.gpu_samples,"
+									   "       a.cpu_flops_per_au, a.gpu_flops_per_au, a.est_flops_per_au,"
+									   "       EXISTS (SELECT FROM allot.app_version v"
+									   "                WHERE v.app_id = a.id AND v.resource = 'cpu'),"
+									   "       a.cpu_sample_hosts, a.gpu_sample_hosts,"
+									   "       a.au_hosts, a.au_actual, a.au_predicted"
+									   "  FROM allot.app a WHERE a.id = ANY ($1) ORDER BY a.id FOR UPDATE SKIP LOCKED" :
+									   "SELECT a.id, a.reference_jobs, a.cpu_samples, a.gpu_samples,"
+									   "       a.cpu_flops_per_au, a.gpu_flops_per_au, a.est_flops_per_au,"
+									   "       EXISTS (SELECT FROM allot.app_version v"
+									   "                WHERE v.app_id = a.id AND v.resource = 'cpu')"
+									   "  FROM allot.app a WHERE a.id = ANY ($1) ORDER BY a.id FOR UPDATE SKIP LOCKED",
+									   1, ids);
+	if (windows)
+	{
+		Oid			types[20] = {INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID,
+			FLOAT8OID, BOOLOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, FLOAT8ARRAYOID,
+			FLOAT8ARRAYOID, INT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
+		FLOAT8OID, FLOAT8OID};
+
+		app_update_plan[1] = allot_prepare(
+										   "UPDATE allot.app SET cpu_samples = $2, gpu_samples = $3,"
+										   "       cpu_flops_per_au = $4, gpu_flops_per_au = $5,"
+										   "       est_flops_per_au = CASE WHEN $7 THEN $6 ELSE est_flops_per_au END,"
+										   "       cpu_sample_hosts = $8, gpu_sample_hosts = $9,"
+										   "       au_hosts = $10, au_actual = $11, au_predicted = $12,"
+										   "       n_reports = $13, actual_au_mean = $14, actual_au_m2 = $15,"
+										   "       predicted_au_mean = $16, predicted_au_m2 = $17,"
+										   "       au_ratio_mean = $18, au_ratio_m2 = $19, au_ratio_bound = $20"
+										   " WHERE id = $1",
+										   20, types);
+	}
+	else
+	{
+		Oid			types[7] = {INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID,
+		FLOAT8OID, BOOLOID};
+
+		app_update_plan[0] = allot_prepare(
+										   "UPDATE allot.app SET cpu_samples = $2, gpu_samples = $3,"
+										   "       cpu_flops_per_au = $4, gpu_flops_per_au = $5,"
+										   "       est_flops_per_au = CASE WHEN $7 THEN $6 ELSE est_flops_per_au END"
+										   " WHERE id = $1",
+										   7, types);
+	}
+}
+
+/* ---------------------------------------------------------------------------
+ * Arrays in and out.
+ * ------------------------------------------------------------------------- */
+
+static void
+float8_values(Datum d, int *n, double **out, int extra)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+
+	deconstruct_array(DatumGetArrayTypeP(d), FLOAT8OID, 8, FLOAT8PASSBYVAL,
+					  TYPALIGN_DOUBLE, &elems, &nulls, n);
+	*out = palloc(sizeof(double) * (*n + extra + 1));
+	for (int i = 0; i < *n; i++)
+		(*out)[i] = nulls[i] ? 0 : DatumGetFloat8(elems[i]);
+}
+
+static void
+int8_values(Datum d, int *n, int64 **out, int extra)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+
+	deconstruct_array(DatumGetArrayTypeP(d), INT8OID, 8, FLOAT8PASSBYVAL,
+					  TYPALIGN_DOUBLE, &elems, &nulls, n);
+	*out = palloc(sizeof(int64) * (*n + extra + 1));
+	for (int i = 0; i < *n; i++)
+		(*out)[i] = nulls[i] ? 0 : DatumGetInt64(elems[i]);
+}
+
+static Datum
+float8_datum(const double *values, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * (n + 1));
+
+	for (int i = 0; i < n; i++)
+		d[i] = Float8GetDatum(values[i]);
+	return PointerGetDatum(construct_array(d, n, FLOAT8OID, 8, FLOAT8PASSBYVAL,
+										   TYPALIGN_DOUBLE));
+}
+
+static Datum
+int8_datum(const int64 *values, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * (n + 1));
+
+	for (int i = 0; i < n; i++)
+		d[i] = Int64GetDatum(values[i]);
+	return PointerGetDatum(construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL,
+										   TYPALIGN_DOUBLE));
+}
+
+/*
+ * An app's array of values with their hosts.  Before 0.6.0 (hosts NULL), or
+ * for values kept from then (fewer hosts than values), a value without a
+ * host is a voice of its own: it gets a host id below any real one.
+ */
+static Voices
+voices_from(Datum values, Datum hosts, bool has_hosts, int extra)
+{
+	Voices		vs;
+	int			nh = 0;
+	int64	   *h = NULL;
+
+	float8_values(values, &vs.n, &vs.v, extra);
+	if (has_hosts)
+		int8_values(hosts, &nh, &h, 0);
+	vs.host = palloc(sizeof(int64) * (vs.n + extra + 1));
+	for (int i = 0; i < vs.n; i++)
+		vs.host[i] = i < nh ? h[i] : PG_INT64_MIN + i;
+	return vs;
+}
+
+static int
+int64_cmp(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Each value's weight: its host's one voice shared among its values. */
+static void
+voice_weights(const int64 *hosts, int n, double *w)
+{
+	int64	   *sorted = palloc(sizeof(int64) * (n + 1));
+
+	memcpy(sorted, hosts, sizeof(int64) * n);
+	qsort(sorted, n, sizeof(int64), int64_cmp);
+	for (int i = 0; i < n; i++)
+	{
+		int			lo = 0,
+					hi = n;
+		int			first,
+					count;
+
+		/* first position of hosts[i] */
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (sorted[mid] < hosts[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		first = lo;
+		hi = n;
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (sorted[mid] <= hosts[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		count = lo - first;
+		w[i] = 1.0 / count;
+	}
+	pfree(sorted);
+}
+
+/*
+ * Add new values to a kind's array; every full allot.flops_sample_size of
+ * them, oldest first, gives a figure (into figures): its
+ * allot.flops_percentile by voices.  The rest waits in the array.  Every
+ * value counts in exactly one figure.  Returns how many figures were made.
+ */
+static int
+absorb(Voices *array, const double *add, const int64 *add_hosts, int nadd, double *figures)
+{
+	int			size = allot_flops_sample_size;
+	int			made = 0,
+				start = 0;
+	double	   *v = palloc(sizeof(double) * (size + 1));
+	double	   *w = palloc(sizeof(double) * (size + 1));
+
+	for (int i = 0; i < nadd; i++)
+	{
+		array->v[array->n] = add[i];
+		array->host[array->n++] = add_hosts[i];
+	}
+	while (array->n - start >= size)
+	{
+		memcpy(v, array->v + start, sizeof(double) * size);
+		voice_weights(array->host + start, size, w);
+		figures[made++] = allot_percentile_voices(v, w, size, allot_flops_percentile);
+		start += size;
+	}
+	if (start > 0)
+	{
+		memmove(array->v, array->v + start, sizeof(double) * (array->n - start));
+		memmove(array->host, array->host + start, sizeof(int64) * (array->n - start));
+		array->n -= start;
+	}
+	pfree(v);
+	pfree(w);
+	return made;
+}
+
+/*
+ * The app's candidate estimate from its figures: note 1, GPUs are less
+ * efficient, so the lesser of the two; note 2, a GPU-only app borrows the
+ * efficiency of apps that have both.
+ */
+static double
+candidate_figure(bool has_cpu, double cpu, bool has_gpu, double gpu,
+				 bool has_cpu_versions, double efficiency)
+{
+	if (has_cpu && has_gpu)
+		return Min(cpu, gpu);
+	if (has_cpu)
+		return cpu;
+	if (!has_cpu_versions)
+		return gpu * efficiency;
+	return gpu;
+}
+
+static int
+learn_job_cmp(const void *a, const void *b)
+{
+	const LearnJob *x = a;
+	const LearnJob *y = b;
+
+	if (x->app_id != y->app_id)
+		return (x->app_id > y->app_id) - (x->app_id < y->app_id);
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The first job of app_id among jobs[0 .. n), sorted by app; n if none. */
+static int
+first_job_of(const LearnJob *jobs, int n, int64 app_id)
+{
+	int			lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (jobs[mid].app_id < app_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* What one app learns from its jobs jobs[0 .. n); updates its row. */
+static void
+learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
+		  double efficiency, int64 *samples_taken, int64 *figures_made)
+{
+	bool		isnull;
+	int64		id = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+	bool		reference_only = DatumGetBool(SPI_getbinval(t, d, 2, &isnull));
+	bool		has_cpu_versions = DatumGetBool(SPI_getbinval(t, d, 8, &isnull));
+	Voices		cpu = voices_from(SPI_getbinval(t, d, 3, &isnull),
+								  windows ? SPI_getbinval(t, d, 9, &isnull) : (Datum) 0,
+								  windows, n);
+	Voices		gpu = voices_from(SPI_getbinval(t, d, 4, &isnull),
+								  windows ? SPI_getbinval(t, d, 10, &isnull) : (Datum) 0,
+								  windows, n);
+	double	   *add_cpu = palloc(sizeof(double) * (n + 1));
+	double	   *add_gpu = palloc(sizeof(double) * (n + 1));
+	int64	   *add_cpu_hosts = palloc(sizeof(int64) * (n + 1));
+	int64	   *add_gpu_hosts = palloc(sizeof(int64) * (n + 1));
+	int			ncpu = 0,
+				ngpu = 0;
+	double	   *cpu_figs,
+			   *gpu_figs;
+	int			ncpu_figs,
+				ngpu_figs;
+	double		cpu_fig,
+				gpu_fig,
+				est;
+	bool		has_cpu_fig,
+				has_gpu_fig,
+				has_est,
+				new_figure = false;
+	Datum		args[20];
+	char		nulls[20];
+
+	cpu_fig = DatumGetFloat8(SPI_getbinval(t, d, 5, &isnull));
+	has_cpu_fig = !isnull;
+	gpu_fig = DatumGetFloat8(SPI_getbinval(t, d, 6, &isnull));
+	has_gpu_fig = !isnull;
+	est = DatumGetFloat8(SPI_getbinval(t, d, 7, &isnull));
+	has_est = !isnull;
+
+	/* Seed 004 note 3: an app with reference jobs learns FLOPS from those only. */
+	for (int i = 0; i < n; i++)
+	{
+		const LearnJob *j = &jobs[i];
+
+		/* A report without elapsed time says nothing of FLOPS. */
+		if (isnan(j->flops_per_au) || (reference_only && !j->reference))
+			continue;
+		if (j->gpu)
+		{
+			add_gpu[ngpu] = j->flops_per_au;
+			add_gpu_hosts[ngpu++] = j->host_id;
+		}
+		else
+		{
+			add_cpu[ncpu] = j->flops_per_au;
+			add_cpu_hosts[ncpu++] = j->host_id;
+		}
+	}
+	*samples_taken += ncpu + ngpu;
+	cpu_figs = palloc(sizeof(double) * ((cpu.n + ncpu) / Max(allot_flops_sample_size, 1) + 1));
+	gpu_figs = palloc(sizeof(double) * ((gpu.n + ngpu) / Max(allot_flops_sample_size, 1) + 1));
+	ncpu_figs = absorb(&cpu, add_cpu, add_cpu_hosts, ncpu, cpu_figs);
+	ngpu_figs = absorb(&gpu, add_gpu, add_gpu_hosts, ngpu, gpu_figs);
+
+	/* Each figure in turn moves the estimate; the first one ever sets it. */
+	for (int f = 0; f < ncpu_figs + ngpu_figs; f++)
+	{
+		double		candidate;
+
+		if (f < ncpu_figs)
+		{
+			cpu_fig = cpu_figs[f];
+			has_cpu_fig = true;
+		}
+		else
+		{
+			gpu_fig = gpu_figs[f - ncpu_figs];
+			has_gpu_fig = true;
+		}
+		candidate = candidate_figure(has_cpu_fig, cpu_fig, has_gpu_fig, gpu_fig,
+									 has_cpu_versions, efficiency);
+		est = has_est ? est + allot_flops_avg_weight * (candidate - est) : candidate;
+		has_est = true;
+		new_figure = true;
+		(*figures_made)++;
+	}
+
+	memset(nulls, ' ', sizeof(nulls));
+	args[0] = Int64GetDatum(id);
+	args[1] = float8_datum(cpu.v, cpu.n);
+	args[2] = float8_datum(gpu.v, gpu.n);
+	args[3] = Float8GetDatum(cpu_fig);
+	nulls[3] = has_cpu_fig ? ' ' : 'n';
+	args[4] = Float8GetDatum(gpu_fig);
+	nulls[4] = has_gpu_fig ? ' ' : 'n';
+	args[5] = Float8GetDatum(est);
+	nulls[5] = has_est ? ' ' : 'n';
+	args[6] = BoolGetDatum(new_figure);
+
+	if (windows)
+	{
+		/* The window: what it held, then these jobs, the newest kept. */
+		int64	   *hosts;
+		double	   *actual,
+				   *predicted;
+		int			nh,
+					na,
+					np,
+					total,
+					drop;
+		AppUnitReport *reports;
+		double	   *work;
+		AppStats	stats;
+		double		bound;
+
+		int8_values(SPI_getbinval(t, d, 11, &isnull), &nh, &hosts, n);
+		float8_values(SPI_getbinval(t, d, 12, &isnull), &na, &actual, n);
+		float8_values(SPI_getbinval(t, d, 13, &isnull), &np, &predicted, n);
+		total = Min(nh, Min(na, np));
+		for (int i = 0; i < n; i++)
+		{
+			if (!(jobs[i].actual > 0))
+				continue;
+			hosts[total] = jobs[i].host_id;
+			actual[total] = jobs[i].actual;
+			predicted[total++] = jobs[i].predicted;
+		}
+		drop = total > allot_app_unit_window ? total - allot_app_unit_window : 0;
+		hosts += drop;
+		actual += drop;
+		predicted += drop;
+		total -= drop;
+
+		reports = palloc(sizeof(AppUnitReport) * (total + 1));
+		work = palloc(sizeof(double) * (4 * total + 1));
+		for (int i = 0; i < total; i++)
+		{
+			reports[i].host_id = hosts[i];
+			reports[i].actual = actual[i];
+			reports[i].predicted = predicted[i];
+		}
+		allot_app_unit_stats(reports, total, work, &stats, &bound);
+
+		args[7] = int8_datum(cpu.host, cpu.n);
+		args[8] = int8_datum(gpu.host, gpu.n);
+		args[9] = int8_datum(hosts, total);
+		args[10] = float8_datum(actual, total);
+		args[11] = float8_datum(predicted, total);
+		args[12] = Int64GetDatum(stats.n);
+		args[13] = Float8GetDatum(stats.actual_au_mean);
+		args[14] = Float8GetDatum(stats.actual_au_m2);
+		args[15] = Float8GetDatum(stats.predicted_au_mean);
+		args[16] = Float8GetDatum(stats.predicted_au_m2);
+		args[17] = Float8GetDatum(stats.au_ratio_mean);
+		args[18] = Float8GetDatum(stats.au_ratio_m2);
+		args[19] = Float8GetDatum(bound);
+	}
+	if (SPI_execute_plan(app_update_plan[windows], args, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update app %lld", (long long) id);
+}
+
+/* Does allot.app have 0.6.0's windows? */
+static bool
+has_windows(void)
+{
+	Oid			app = get_relname_relid("app", get_namespace_oid("allot", false));
+
+	return OidIsValid(app) && get_attnum(app, "au_hosts") != InvalidAttrNumber;
+}
+
+int64
+allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
+{
+	bool		windows = has_windows();
+	Datum		args[1];
+	LearnJob   *jobs;
+	Datum	   *app_ids,
+			   *done_ids;
+	int			njobs,
+				napps = 0,
+				ndone = 0;
+	double		efficiency = allot_gpu_efficiency;
+	bool		isnull;
+
+	prepare_plans(windows);
+	*samples_taken = 0;
+	*figures_made = 0;
+	args[0] = Int32GetDatum(allot_transitioner_batch);
+	if (SPI_execute_plan(samples_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the jobs to learn from");
+	njobs = (int) SPI_processed;
+	if (njobs == 0)
+		return 0;
+
+	jobs = palloc(sizeof(LearnJob) * njobs);
+	for (int i = 0; i < njobs; i++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[i];
+		TupleDesc	d = SPI_tuptable->tupdesc;
+		Datum		v;
+
+		jobs[i].id = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+		jobs[i].app_id = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
+		jobs[i].host_id = DatumGetInt64(SPI_getbinval(t, d, 3, &isnull));
+		jobs[i].gpu = DatumGetBool(SPI_getbinval(t, d, 4, &isnull));
+		jobs[i].reference = DatumGetBool(SPI_getbinval(t, d, 5, &isnull));
+		v = SPI_getbinval(t, d, 6, &isnull);
+		jobs[i].flops_per_au = isnull || !isfinite(DatumGetFloat8(v)) || DatumGetFloat8(v) <= 0 ?
+			NAN : DatumGetFloat8(v);
+		/* A row an operator marked done, without a report: no app units. */
+		v = SPI_getbinval(t, d, 7, &isnull);
+		jobs[i].actual = isnull ? 0 : DatumGetFloat8(v);
+		jobs[i].predicted = DatumGetFloat8(SPI_getbinval(t, d, 8, &isnull));
+	}
+	qsort(jobs, njobs, sizeof(LearnJob), learn_job_cmp);
+
+	if (SPI_execute_plan(efficiency_plan, NULL, NULL, false, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		Datum		e = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull && DatumGetFloat8(e) > 0)
+			efficiency = DatumGetFloat8(e);
+	}
+
+	app_ids = palloc(sizeof(Datum) * (njobs + 1));
+	for (int i = 0; i < njobs; i++)
+		if (i == 0 || jobs[i].app_id != jobs[i - 1].app_id)
+			app_ids[napps++] = Int64GetDatum(jobs[i].app_id);
+	args[0] = PointerGetDatum(construct_array(app_ids, napps, INT8OID, 8, FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+	if (SPI_execute_plan(apps_plan[windows], args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the apps to learn for");
+
+	/* Only the jobs of the apps locked and updated are done with. */
+	done_ids = palloc(sizeof(Datum) * (njobs + 1));
+	{
+		SPITupleTable *rows = SPI_tuptable;
+		uint64		nrows = SPI_processed;
+
+		for (uint64 r = 0; r < nrows; r++)
+		{
+			int64		app_id = DatumGetInt64(SPI_getbinval(rows->vals[r], rows->tupdesc, 1, &isnull));
+			int			first = first_job_of(jobs, njobs, app_id),
+						last = first;
+
+			while (last < njobs && jobs[last].app_id == app_id)
+				done_ids[ndone++] = Int64GetDatum(jobs[last++].id);
+			learn_app(rows->vals[r], rows->tupdesc, windows, jobs + first, last - first,
+					  efficiency, samples_taken, figures_made);
+		}
+	}
+	args[0] = PointerGetDatum(construct_array(done_ids, ndone, INT8OID, 8, FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+	if (SPI_execute_plan(sampled_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not mark jobs learnt from");
+	return ndone;
+}
+
+PG_FUNCTION_INFO_V1(allot_app_unit_statistics_sql);
+
+/*
+ * app_unit_statistics(hosts, actual, predicted): the statistics the
+ * transitioner computes from a window, for the update script, monitoring
+ * and check_invariants().
+ */
+Datum
+allot_app_unit_statistics_sql(PG_FUNCTION_ARGS)
+{
+	ArrayType  *arrays[3] = {PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1),
+	PG_GETARG_ARRAYTYPE_P(2)};
+	const char *names[3] = {"hosts", "actual", "predicted"};
+	int			n = -1;
+	int64	   *hosts;
+	double	   *actual,
+			   *predicted;
+	AppUnitReport *reports;
+	double	   *work;
+	AppStats	stats;
+	double		bound;
+	TupleDesc	desc;
+	Datum		values[8];
+	bool		nulls[8] = {false};
+
+	for (int a = 0; a < 3; a++)
+	{
+		int			len;
+
+		if (ARR_NDIM(arrays[a]) > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("%s must be a one-dimensional array, not %d-dimensional",
+							names[a], ARR_NDIM(arrays[a]))));
+		if (ARR_HASNULL(arrays[a]))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain NULL", names[a])));
+		len = ArrayGetNItems(ARR_NDIM(arrays[a]), ARR_DIMS(arrays[a]));
+		if (n >= 0 && len != n)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("hosts, actual and predicted must have as many elements each, not %d and %d",
+							n, len)));
+		n = len;
+	}
+	int8_values(PointerGetDatum(arrays[0]), &n, &hosts, 0);
+	float8_values(PointerGetDatum(arrays[1]), &n, &actual, 0);
+	float8_values(PointerGetDatum(arrays[2]), &n, &predicted, 0);
+	reports = palloc(sizeof(AppUnitReport) * (n + 1));
+	work = palloc(sizeof(double) * (4 * n + 1));
+	for (int i = 0; i < n; i++)
+	{
+		if (!(actual[i] > 0 && isfinite(actual[i])) || !(predicted[i] > 0 && isfinite(predicted[i])))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("app units must be positive finite numbers, not %g and %g (element %d)",
+							actual[i], predicted[i], i + 1)));
+		reports[i].host_id = hosts[i];
+		reports[i].actual = actual[i];
+		reports[i].predicted = predicted[i];
+	}
+	allot_app_unit_stats(reports, n, work, &stats, &bound);
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "app_unit_statistics must return a record");
+	values[0] = Int64GetDatum(stats.n);
+	values[1] = Float8GetDatum(stats.actual_au_mean);
+	values[2] = Float8GetDatum(stats.actual_au_m2);
+	values[3] = Float8GetDatum(stats.predicted_au_mean);
+	values[4] = Float8GetDatum(stats.predicted_au_m2);
+	values[5] = Float8GetDatum(stats.au_ratio_mean);
+	values[6] = Float8GetDatum(stats.au_ratio_m2);
+	values[7] = Float8GetDatum(bound);
+	nulls[7] = n == 0;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
