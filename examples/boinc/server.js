@@ -17,6 +17,7 @@ const { Pool } = require('pg');
 const { makeDb, Unavailable } = require('./db');
 const { makeScheduler } = require('./scheduler');
 const files = require('./files');
+const intake = require('./intake');
 const signing = require('./signing');
 const xml = require('./xml');
 
@@ -70,7 +71,8 @@ const pool = new Pool({
 });
 pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
 const db = makeDb(pool, log);
-const scheduler = makeScheduler(db, { baseUrl, projectName, dataDir, codeSignKey, limits, log });
+const parser = intake.makeParser({ parseMs: envInt('PARSE_TIMEOUT_MS', 5000) });
+const scheduler = makeScheduler(db, { baseUrl, projectName, dataDir, codeSignKey, limits, log, parser });
 
 // The master page: clients look in it, line by line, for the scheduler.
 const masterPage = `<!DOCTYPE html>
@@ -97,23 +99,46 @@ class HttpError extends Error {
   }
 }
 
-// The body, at most limit bytes: a larger one is read to its end and
-// dropped (closing a socket with unread data resets it before the client
-// reads the 413).
-function readBody(req, limit) {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    let chunks = [];
-    req.on('data', (chunk) => {
-      size += chunk.length;
-      if (size > limit) chunks = null;
-      else chunks.push(chunk);
-    });
-    req.on('end', () => (chunks === null
-      ? reject(new HttpError(413, `request body is larger than ${limit} bytes`, { Connection: 'close' }))
-      : resolve(Buffer.concat(chunks))));
-    req.on('error', () => reject(new HttpError(400, 'the request body was cut off')));
+// Hosts (account, host id) with a scheduler request in progress.
+const inProgress = new Set();
+
+// A scheduler request: its sender is known from its first bytes before the
+// rest is read, and only a known account's request is parsed (intake.js).
+async function schedule(req, res) {
+  const pre = await intake.readPreamble(req).catch(() => {
+    throw new HttpError(400, 'the request body was cut off');
   });
+  const who = intake.sender(pre);
+  const acct = who === null ? null : await scheduler.identify(who.authenticator);
+  if (acct === null) {
+    intake.discard(req, pre, maxRequestBytes);
+    log(who === null
+      ? `refused a scheduler request: no <authenticator> in its first ${intake.PREAMBLE_BYTES} bytes`
+      : `refused a scheduler request: unknown authenticator (hostid ${who.hostid})`);
+    send(res, 200, 'text/xml', who === null
+      ? scheduler.refuse.bad(`no <authenticator> in its first ${intake.PREAMBLE_BYTES} bytes`)
+      : scheduler.refuse.unknown(), { Connection: 'close' });
+    return;
+  }
+  const key = `${acct.id}/${who.hostid}`;
+  if (inProgress.has(key)) {
+    intake.discard(req, pre, maxRequestBytes);
+    log(`refused a scheduler request of account ${acct.id}, host ${who.hostid}: another is in progress`);
+    send(res, 200, 'text/xml', scheduler.refuse.busy(), { Connection: 'close' });
+    return;
+  }
+  inProgress.add(key);
+  try {
+    const body = await intake.readRest(req, pre, maxRequestBytes).catch((err) => {
+      throw err instanceof intake.TooLarge
+        ? new HttpError(413, err.message, { Connection: 'close' })
+        : new HttpError(400, 'the request body was cut off');
+    });
+    // The client says x-www-form-urlencoded; the body is the raw XML.
+    send(res, 200, 'text/xml', await scheduler.handle(new TextDecoder('utf-8').decode(body), acct, who.authenticator));
+  } finally {
+    inProgress.delete(key);
+  }
 }
 
 const uploadTarget = async (name) => {
@@ -140,9 +165,7 @@ async function handle(req, res) {
       send(res, 200, 'text/html; charset=utf-8', masterPage);
     } else if (urlPath === '/scheduler') {
       route(['POST']);
-      // The client says x-www-form-urlencoded; the body is the raw XML.
-      const body = new TextDecoder('utf-8').decode(await readBody(req, maxRequestBytes));
-      send(res, 200, 'text/xml', await scheduler.handle(body));
+      await schedule(req, res);
     } else if (urlPath.startsWith('/download/')) {
       route(['GET', 'HEAD']);
       await files.download(req, res, dataDir, decodeURIComponent(urlPath.slice('/download/'.length)));
@@ -183,6 +206,7 @@ async function start() {
     closing = true;
     log(`${signal}: no new connections; finishing requests in flight`);
     server.close(async () => {
+      parser.close();
       await pool.end();
       log('stopped');
       process.exit(0);
