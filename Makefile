@@ -21,6 +21,7 @@ OBJS = \
 	src/request_parse.o \
 	src/dispatch_read.o \
 	src/dispatch_pick.o \
+	src/job_admin.o \
 	src/dispatch_commit.o \
 	src/dispatch.o \
 	src/report.o \

@@ -468,3 +468,195 @@ AS $$
             OR pg_catalog.cardinality(a.gpu_samples) <> pg_catalog.cardinality(a.gpu_sample_hosts)
     ) lines ORDER BY 1
 $$;
+
+/* ---------------------------------------------------------------------------
+ * Each sending of a job is a sending of its own, as a BOINC result is.
+ *
+ * Until 0.5.2 a report named only (host, job): a job timed out and sent to
+ * the same host again had two copies there, and the stale one's late report
+ * was taken for the new one's.  Now:
+ *   - job.sending numbers the job's sendings (1, 2, ...; it only grows); the
+ *     reply of request_work gives it, and report_job may name it: a report
+ *     of a sending the job has moved on from is refused;
+ *   - a host is never sent a job it has had (BOINC's one result per host):
+ *     every sending that ends leaves a row in job_report, and dispatch skips
+ *     the jobs the asking host has a row for;
+ *   - a failed sending (an error, an abort, a loss, a timeout, a result the
+ *     validator finds invalid) sends the job to another host, up to the
+ *     job's limits: more failures than max_error_results, or
+ *     max_total_results sendings, and it gives up: state 'error';
+ *   - the operator can start a job over (requeue_job), time out one host's
+ *     jobs (time_out_host), and merge a host that came back under a new id
+ *     into its old one (merge_host).
+ * ------------------------------------------------------------------------- */
+ALTER TABLE allot.job
+    ADD COLUMN sending int NOT NULL DEFAULT 0,
+    ADD COLUMN tries int NOT NULL DEFAULT 0,
+    ADD COLUMN failures int NOT NULL DEFAULT 0,
+    ADD COLUMN max_error_results int NOT NULL DEFAULT 3,
+    ADD COLUMN max_total_results int NOT NULL DEFAULT 10,
+    ADD CONSTRAINT job_counts_in_range
+        CHECK (sending >= tries AND tries >= 0 AND failures >= 0),
+    ADD CONSTRAINT job_result_limits_in_range
+        CHECK (max_error_results BETWEEN 0 AND 1000 AND max_total_results BETWEEN 1 AND 1000),
+    DROP CONSTRAINT job_outcome_known,
+    ADD CONSTRAINT job_outcome_known
+        CHECK (outcome IS NULL OR outcome IN ('success', 'error', 'aborted', 'lost'));
+
+/* The sendings in progress now are each their job's first. */
+UPDATE allot.job SET sending = 1, tries = 1 WHERE state = 'in_progress';
+
+COMMENT ON COLUMN allot.job.sending IS
+    'Allot writes: the number of the job''s latest sending (0: never sent); request_work''s reply gives it, and report_job checks it';
+COMMENT ON COLUMN allot.job.tries IS
+    'Allot writes: sendings since the job was made or requeued';
+COMMENT ON COLUMN allot.job.failures IS
+    'Allot writes: of those, the sendings that failed (error, aborted, lost, timed out, or found invalid)';
+COMMENT ON COLUMN allot.job.max_error_results IS
+    'The job gives up (state error) at more failed sendings than this (0 to 1000; 3 unless set)';
+COMMENT ON COLUMN allot.job.max_total_results IS
+    'The job gives up (state error) when a sending fails after this many (1 to 1000; 10 unless set)';
+COMMENT ON COLUMN allot.job.outcome IS
+    'Allot writes: outcome of the last report: success, error, aborted or lost';
+
+ALTER TABLE allot.job_report ADD COLUMN sending int;
+COMMENT ON COLUMN allot.job_report.sending IS
+    'The sending reported (NULL: before 0.6.0)';
+COMMENT ON COLUMN allot.job_report.outcome IS
+    'success, error, aborted or lost (reported); timed_out (the transitioner, or time_out_host); requeued (requeue_job)';
+COMMENT ON TABLE allot.job_report IS
+    'How each sending of a job ended, one row per (job, host, sending time): the reports hosts made, with the reply each got, so that a repeat gets it again; timeouts and requeues, so that a late report is refused; and the hosts that had each job, which are not sent it again';
+
+DROP FUNCTION allot.report_job(bigint, bigint, text, double precision, double precision,
+                               double precision, timestamptz);
+CREATE FUNCTION allot.report_job(
+        host_id           bigint,
+        job_id            bigint,
+        outcome           text,
+        app_units         double precision DEFAULT 1,
+        elapsed_secs      double precision DEFAULT NULL,
+        raw_flops_per_sec double precision DEFAULT NULL,
+        now               timestamptz      DEFAULT now(),
+        sending           int              DEFAULT NULL)
+    RETURNS jsonb
+    LANGUAGE c VOLATILE CALLED ON NULL INPUT
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'allot_report_job';
+COMMENT ON FUNCTION allot.report_job(bigint, bigint, text, double precision, double precision,
+                                     double precision, timestamptz, int) IS
+    'A host returns a job: success, error, aborted or lost; naming the sending (request_work''s reply gives it) refuses a report of a sending the job has moved on from; a repeated identical report gets the same answer';
+
+CREATE FUNCTION allot.host_jobs(host_id bigint)
+    RETURNS TABLE (job_id bigint, sending int, sent_at timestamptz, deadline timestamptz)
+    LANGUAGE sql STABLE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT j.id, j.sending, j.sent_at, j.deadline
+      FROM allot.job j
+     WHERE j.host_id = host_jobs.host_id AND j.state = 'in_progress'
+     ORDER BY j.id
+$$;
+COMMENT ON FUNCTION allot.host_jobs(bigint) IS
+    'The jobs in progress on a host, with their sendings: what a front end compares with what the host says it has';
+
+CREATE FUNCTION allot.requeue_job(job_id bigint, now timestamptz DEFAULT now())
+    RETURNS jsonb
+    LANGUAGE c VOLATILE CALLED ON NULL INPUT
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'allot_requeue_job';
+COMMENT ON FUNCTION allot.requeue_job(bigint, timestamptz) IS
+    'Start a job over (not a done one): unsent, its tries and failures forgotten; the host that has it in progress is refused its report; no host that had it is sent it again';
+
+CREATE FUNCTION allot.time_out_host(host_id bigint, now timestamptz DEFAULT now())
+    RETURNS bigint
+    LANGUAGE c VOLATILE CALLED ON NULL INPUT
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'allot_time_out_host';
+COMMENT ON FUNCTION allot.time_out_host(bigint, timestamptz) IS
+    'Every job in progress on the host times out now, as at its deadline, without moving the farm''s clock; returns how many';
+
+/* A host that came back under a new id (a client that lost its state and
+ * attached again) merged into its old one: the new one's jobs, reports,
+ * credit and per-version history become the old one's, and the new one is
+ * deleted.  Its voice in the apps' windows stays a voice of its own until
+ * the windows move on. */
+CREATE FUNCTION allot.merge_host(keep bigint, gone bigint) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    missing bigint;
+    jobs bigint;
+    reports bigint;
+BEGIN
+    IF keep IS NULL OR gone IS NULL THEN
+        RAISE EXCEPTION 'keep and gone must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF keep = gone THEN
+        RAISE EXCEPTION 'host % cannot be merged into itself', keep
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    /* What a DELETE of a host takes (allot.edit_lock), taken first: every
+     * request, report and transitioner step waits until this commits. */
+    LOCK TABLE allot.job, allot.assignment IN EXCLUSIVE MODE;
+    PERFORM FROM allot.host h WHERE h.id IN (keep, gone) ORDER BY h.id FOR UPDATE;
+    SELECT x INTO missing FROM pg_catalog.unnest(ARRAY[keep, gone]) x
+     WHERE NOT EXISTS (SELECT FROM allot.host h WHERE h.id = x) LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'host % does not exist', missing
+            USING ERRCODE = 'no_data_found', HINT = 'Hosts are the rows of allot.host.';
+    END IF;
+
+    UPDATE allot.job j SET host_id = keep WHERE j.host_id = gone;
+    GET DIAGNOSTICS jobs = ROW_COUNT;
+    WITH moved AS (DELETE FROM allot.job_report r WHERE r.host_id = gone RETURNING r.*)
+    INSERT INTO allot.job_report
+           (job_id, host_id, sent_at, outcome, app_units, elapsed_secs, raw_flops_per_sec,
+            reported_at, reply, sending)
+    SELECT m.job_id, keep, m.sent_at, m.outcome, m.app_units, m.elapsed_secs, m.raw_flops_per_sec,
+           m.reported_at, m.reply, m.sending
+      FROM moved m
+    ON CONFLICT DO NOTHING;
+    GET DIAGNOSTICS reports = ROW_COUNT;
+    /* Per version: the counts add up; the lower quota, and the older
+     * host's estimates where it has them. */
+    INSERT INTO allot.host_app_version AS hv
+           (host_id, app_version_id, seconds_per_app_unit, raw_flops_per_sec, quota,
+            quota_day, jobs_today, n_success, n_error)
+    SELECT keep, g.app_version_id, g.seconds_per_app_unit, g.raw_flops_per_sec, g.quota,
+           g.quota_day, g.jobs_today, g.n_success, g.n_error
+      FROM allot.host_app_version g WHERE g.host_id = gone
+     ORDER BY g.app_version_id
+    ON CONFLICT (host_id, app_version_id) DO UPDATE
+       SET seconds_per_app_unit = coalesce(hv.seconds_per_app_unit, excluded.seconds_per_app_unit),
+           raw_flops_per_sec = coalesce(hv.raw_flops_per_sec, excluded.raw_flops_per_sec),
+           quota = least(hv.quota, excluded.quota),
+           n_success = hv.n_success + excluded.n_success,
+           n_error = hv.n_error + excluded.n_error;
+    DELETE FROM allot.host h WHERE h.id = gone;
+    DELETE FROM allot.host_credit c WHERE c.host_id = gone AND c.credit = 0 AND c.jobs = 0;
+    RETURN pg_catalog.jsonb_build_object('host_id', keep, 'merged', gone,
+                                         'jobs', jobs, 'reports', reports);
+END
+$$;
+COMMENT ON FUNCTION allot.merge_host(bigint, bigint) IS
+    'Merge host gone (one that came back under a new id) into host keep: its jobs (and so its credit), reports and per-version history; then delete it';
+
+ALTER FUNCTION allot.report_job(bigint, bigint, text, double precision, double precision,
+                                double precision, timestamptz, int) OWNER TO allot_owner;
+ALTER FUNCTION allot.host_jobs(bigint) OWNER TO allot_owner;
+REVOKE ALL ON FUNCTION allot.report_job(bigint, bigint, text, double precision, double precision,
+                                        double precision, timestamptz, int),
+                       allot.host_jobs(bigint),
+                       allot.requeue_job(bigint, timestamptz),
+                       allot.time_out_host(bigint, timestamptz),
+                       allot.merge_host(bigint, bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.report_job(bigint, bigint, text, double precision, double precision,
+                                           double precision, timestamptz, int),
+                          allot.host_jobs(bigint),
+                          allot.requeue_job(bigint, timestamptz),
+                          allot.time_out_host(bigint, timestamptz),
+                          allot.merge_host(bigint, bigint) TO allot_admin, allot_owner;
+GRANT EXECUTE ON FUNCTION allot.report_job(bigint, bigint, text, double precision, double precision,
+                                           double precision, timestamptz, int),
+                          allot.host_jobs(bigint) TO allot_web;

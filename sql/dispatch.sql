@@ -155,8 +155,9 @@ SELECT state, app_units, elapsed_secs, raw_flops_per_sec = peak_flops_per_sec AS
 SELECT seconds_per_app_unit, quota, n_success, n_error
   FROM allot.host_app_version hv JOIN allot.job j ON j.app_version_id = hv.app_version_id
  WHERE j.id = :job AND hv.host_id = 3;
--- Error: the job is done with; the quota drops by one.  Aborted: back to
--- unsent for another host, the quota drops again.
+-- Error and aborted: each a failed sending, back to unsent for another
+-- host (its first failure, within max_error_results = 3); the quota drops
+-- by one each time.
 SELECT id AS job2 FROM allot.job WHERE host_id = 3 AND state = 'in_progress' ORDER BY id LIMIT 1 \gset
 SELECT allot.report_job(3, :job2, 'error', now => '2026-01-03 01:00+00') - 'job_id' AS reply;
 SELECT id AS job3 FROM allot.job WHERE host_id = 3 AND state = 'in_progress' ORDER BY id LIMIT 1 \gset

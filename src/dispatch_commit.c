@@ -22,10 +22,10 @@
 #include "dispatch.h"
 #include "entry.h"
 
-static SPIPlanPtr commit_plan = NULL;
+static SPIPlanPtr commit_plan[2] = {NULL, NULL};	/* before 0.6.0; with sendings */
 
 static void
-prepare_plans(void)
+prepare_plans(bool sendings)
 {
 	Oid			commit_args[22] = {
 		INT8OID, TIMESTAMPTZOID,
@@ -38,7 +38,7 @@ prepare_plans(void)
 		INT4OID
 	};
 
-	if (commit_plan != NULL)
+	if (commit_plan[sendings] != NULL)
 		return;
 
 	/*
@@ -48,9 +48,11 @@ prepare_plans(void)
 	 * of its app versions; $22: the daily quota of a new (host, version).
 	 * The host row is not written: when it last asked is kept with its
 	 * backoffs (host_resource.asked_at), and the transitioner brings
-	 * host.last_seen up to date.
+	 * host.last_seen up to date.  From 0.6.0 each job counts the sending
+	 * (its number goes in the reply, so that a report can name it) and the
+	 * try.
 	 */
-	commit_plan = allot_prepare(
+	commit_plan[sendings] = allot_prepare(psprintf(
 						  "WITH picked AS ("
 						  "  SELECT * FROM unnest($3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
 						  "         WITH ORDINALITY AS p(job_id, workload_id, version_id, resource,"
@@ -60,8 +62,8 @@ prepare_plans(void)
 						  "     SET state = 'in_progress', host_id = $1, app_version_id = p.version_id,"
 						  "         sent_at = $2, deadline = p.deadline, est_secs = p.est,"
 						  "         peak_flops_per_sec = p.peak, returned_at = NULL, outcome = NULL,"
-						  "         app_units = NULL, elapsed_secs = NULL, raw_flops_per_sec = NULL"
-						  "    FROM picked p WHERE j.id = p.job_id),"
+						  "         app_units = NULL, elapsed_secs = NULL, raw_flops_per_sec = NULL%s"
+						  "    FROM picked p WHERE j.id = p.job_id RETURNING j.id, %s AS sending),"
 						  " quota AS ("
 						  "  INSERT INTO allot.host_app_version AS hv"
 						  "         (host_id, app_version_id, seconds_per_app_unit, raw_flops_per_sec,"
@@ -99,13 +101,17 @@ prepare_plans(void)
 						  "            'ncpus', p.ncpus, 'ncoprocs', p.ncoprocs,"
 						  "            'predicted_app_units', p.predicted, 'est_secs', p.est,"
 						  "            'bound_secs', p.bound, 'peak_flops_per_sec', p.peak,"
-						  "            'deadline', p.deadline) ORDER BY p.ord) FROM picked p), '[]'),"
+						  "            'deadline', p.deadline%s) ORDER BY p.ord)"
+						  "            FROM picked p JOIN sent s ON s.id = p.job_id), '[]'),"
 						  "  'resources', coalesce((SELECT jsonb_object_agg(s.name, jsonb_build_object("
 						  "            'status', s.status, 'backoff_secs', b.backoff_secs))"
 						  "          FROM unnest($14, $15) s(name, status)"
 						  "          JOIN backoff b ON b.resource = s.name), '{}'),"
 						  "  'apps', coalesce((SELECT jsonb_object_agg(a.id::text, jsonb_build_object("
 						  "            'est_flops_per_au', a.est)) FROM unnest($17, $18) a(id, est)), '{}'))",
+						  sendings ? ", sending = j.sending + 1, tries = j.tries + 1" : "",
+						  sendings ? "j.sending" : "NULL::int",
+						  sendings ? ", 'sending', s.sending" : ""),
 						  22, commit_args);
 }
 
@@ -190,8 +196,9 @@ allot_commit_request(Dispatch *d)
 	int			lbs[1] = {1};
 	bool		isnull;
 	Datum		reply;
+	bool		sendings = cache->job_sendings;
 
-	prepare_plans();
+	prepare_plans(sendings);
 
 	for (int i = 0; i < n; i++)
 	{
@@ -282,7 +289,7 @@ allot_commit_request(Dispatch *d)
 		allot_add_credit(wl, names, credit, n, d->now, d->fairness);
 	}
 
-	if (SPI_execute_plan(commit_plan, args, NULL, false, 1) != SPI_OK_SELECT ||
+	if (SPI_execute_plan(commit_plan[sendings], args, NULL, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not record the work sent to host %lld", (long long) d->host.id);
 	reply = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);

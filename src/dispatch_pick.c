@@ -46,7 +46,7 @@ static SPIPlanPtr oldest_plan = NULL;
 static void
 prepare_plans(void)
 {
-	Oid			take_args[2] = {INT8OID, INT8OID};
+	Oid			take_args[3] = {INT8OID, INT8OID, INT8OID};
 
 	if (take_plan != NULL)
 		return;
@@ -56,12 +56,21 @@ prepare_plans(void)
 								" WHERE workload_id = $1 AND state = 'unsent'"
 								" ORDER BY id LIMIT 1",
 								1, take_args);
-	/* The workload's oldest unsent job after the last one this request took. */
+
+	/*
+	 * The workload's oldest unsent job after the last one this request took
+	 * that host $3 never had (BOINC's one result per host: a host that
+	 * errored, aborted, lost or let time out a job, or was found invalid,
+	 * never gets it again; every sending that ended has a report).  A job
+	 * with no report costs one probe of the reports' key.
+	 */
 	take_plan = allot_prepare(
-							  "SELECT id, predicted_app_units FROM allot.job"
-							  " WHERE workload_id = $1 AND state = 'unsent' AND id > $2"
-							  " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
-							  2, take_args);
+							  "SELECT j.id, j.predicted_app_units FROM allot.job j"
+							  " WHERE j.workload_id = $1 AND j.state = 'unsent' AND j.id > $2"
+							  "   AND NOT EXISTS (SELECT FROM allot.job_report r"
+							  "                    WHERE r.job_id = j.id AND r.host_id = $3)"
+							  " ORDER BY j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED",
+							  3, take_args);
 }
 
 /* Projected FLOPS: what the client says it gets, at most the peak. */
@@ -166,7 +175,7 @@ search_start(const Dispatch *d, const JobWorkload *j)
 static bool
 take_job(const Dispatch *d, JobWorkload *j, int64 *job_id, double *predicted)
 {
-	Datum		args[2];
+	Datum		args[3];
 	bool		isnull;
 
 	if (j->held_id != 0)
@@ -178,6 +187,7 @@ take_job(const Dispatch *d, JobWorkload *j, int64 *job_id, double *predicted)
 	}
 	args[0] = Int64GetDatum(j->w->id);
 	args[1] = Int64GetDatum(j->last_taken != 0 || !d->hints ? j->last_taken : search_start(d, j));
+	args[2] = Int64GetDatum(d->host.id);
 	if (SPI_execute_plan(take_plan, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.job");
 	if (SPI_processed == 0)

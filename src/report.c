@@ -1,15 +1,20 @@
 /*
  * report.c: report_job (a host returns a job) and estimate_job.
  *
- * A report is accepted only from the host the job is in progress on.  Its
- * outcome decides the job's next state:
+ * A report is accepted only from the host the job is in progress on, and
+ * from 0.6.0, when it names a sending, only for the job's current sending:
+ * a report of a sending the job has moved on from (timed out and sent to
+ * another host, taken back by the operator) is refused.  The outcome
+ * decides the job's next state:
  *
  *   success   done; the host's quota for the version doubles (up to
  *             allot.daily_quota), its seconds per app unit learns from the
  *             report (seed 004); the app's statistics learn from it once it
  *             is validated (the transitioner)
- *   error     error; the quota drops by one (not below 1)
- *   aborted   back to unsent for another host; the quota drops by one
+ *   error,    a failed sending: the quota drops by one (not below 1), and the
+ *   aborted,  job goes back to unsent for another host, unless its own
+ *   lost      limits say to give up (job_retry.h): then it is an error.
+ *             Before 0.6.0: error stays an error, aborted goes back
  *
  * Every accepted report is kept in allot.job_report with its reply, so that
  * a repeated identical report gets the same reply and changes nothing.
@@ -28,41 +33,65 @@
 
 #include "entry.h"
 #include "dispatch_host.h"
+#include "job_retry.h"
 #include "workload_cache.h"
 
 /* Weight of a new report in a host's seconds per app unit (seed 004). */
 #define SECONDS_PER_APP_UNIT_WEIGHT 0.1
 
-static SPIPlanPtr job_plan = NULL;
-static SPIPlanPtr previous_plan = NULL;
-static SPIPlanPtr accept_plan = NULL;
+/* Plans per schema: [0] before 0.6.0, [1] with sendings. */
+static SPIPlanPtr job_plan[2] = {NULL, NULL};
+static SPIPlanPtr previous_plan[2] = {NULL, NULL};
+static SPIPlanPtr accept_plan[2] = {NULL, NULL};
 static SPIPlanPtr estimate_job_plan = NULL;
 
+/* The job's row as read under its lock, by column. */
+enum
+{
+	JOB_STATE = 1, JOB_HOST, JOB_SENT_AT, JOB_VERSION, JOB_PEAK, JOB_PREDICTED,
+	JOB_HOST_EXISTS, JOB_SENDING, JOB_TRIES, JOB_FAILURES, JOB_MAX_ERRORS, JOB_MAX_TOTAL
+};
+
 static void
-prepare_plans(void)
+prepare_plans(bool sendings)
 {
 	Oid			job_args[2] = {INT8OID, INT8OID};
-	Oid			accept_args[15] = {
+	Oid			previous_args[3] = {INT8OID, INT8OID, INT4OID};
+	Oid			accept_args[17] = {
 		INT8OID, INT8OID, TEXTOID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		TIMESTAMPTZOID, FLOAT8OID, TEXTOID, INT4OID, INT4OID,
-		TIMESTAMPTZOID, INT8OID, FLOAT8OID, FLOAT8OID
+		TIMESTAMPTZOID, INT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT4OID
 	};
 
-	if (accept_plan != NULL)
+	if (accept_plan[sendings] != NULL)
 		return;
 
-	job_plan = allot_prepare(
-					   "SELECT j.state, j.host_id, j.sent_at, j.app_version_id,"
-					   "       j.peak_flops_per_sec, j.predicted_app_units,"
-					   "       EXISTS (SELECT FROM allot.host WHERE id = $2)"
-					   "  FROM allot.job j"
-					   " WHERE j.id = $1 FOR UPDATE OF j",
-					   2, job_args);
-	previous_plan = allot_prepare(
-							"SELECT outcome, app_units, elapsed_secs, raw_flops_per_sec, reply"
-							"  FROM allot.job_report WHERE job_id = $1 AND host_id = $2"
-							" ORDER BY sent_at DESC LIMIT 1",
-							2, job_args);
+	job_plan[sendings] = allot_prepare(sendings ?
+									   "SELECT j.state, j.host_id, j.sent_at, j.app_version_id,"
+									   "       j.peak_flops_per_sec, j.predicted_app_units,"
+									   "       EXISTS (SELECT FROM allot.host WHERE id = $2),"
+									   "       j.sending, j.tries, j.failures,"
+									   "       j.max_error_results, j.max_total_results"
+									   "  FROM allot.job j"
+									   " WHERE j.id = $1 FOR UPDATE" :
+									   "SELECT j.state, j.host_id, j.sent_at, j.app_version_id,"
+									   "       j.peak_flops_per_sec, j.predicted_app_units,"
+									   "       EXISTS (SELECT FROM allot.host WHERE id = $2)"
+									   "  FROM allot.job j"
+									   " WHERE j.id = $1 FOR UPDATE",
+									   2, job_args);
+	/* The host's latest report of the job ($3: of that sending, if named). */
+	previous_plan[sendings] = sendings ?
+		allot_prepare("SELECT outcome, app_units, elapsed_secs, raw_flops_per_sec, reply, sending"
+					  "  FROM allot.job_report WHERE job_id = $1 AND host_id = $2"
+					  "   AND ($3::int IS NULL OR sending = $3)"
+					  " ORDER BY sent_at DESC LIMIT 1",
+					  3, previous_args) :
+		allot_prepare("SELECT outcome, app_units, elapsed_secs, raw_flops_per_sec, reply,"
+					  "       $3::int AS sending"
+					  "  FROM allot.job_report WHERE job_id = $1 AND host_id = $2"
+					  " ORDER BY sent_at DESC LIMIT 1",
+					  3, previous_args);
 
 	/*
 	 * $1 job, $2 host, $3 outcome, $4 app units as claimed, $5 elapsed as
@@ -72,53 +101,59 @@ prepare_plans(void)
 	 * doubles, -1 lowers), $11 the quota ceiling; $12..$14 the job's
 	 * sent_at, app version and predicted app units as read under its row
 	 * lock; $15 the elapsed time counted (the claim, at most the time since
-	 * the job was sent), which the job keeps.  The app's statistics are not
-	 * touched: the transitioner learns from validated successes only.
+	 * the job was sent), which the job keeps; $16 failures to add (0 or 1),
+	 * $17 the sending reported (0.6.0).  A job that goes back to unsent
+	 * forgets its host, estimate and verdict; one that gives up keeps its
+	 * last host.  The app's statistics are not touched: the transitioner
+	 * learns from validated successes only.
 	 */
-	accept_plan = allot_prepare(
-						  "WITH j AS ("
-						  "  UPDATE allot.job"
-						  "     SET state = $9, returned_at = $7, outcome = $3,"
-						  "         app_units = CASE WHEN $3 = 'success' THEN $4 END,"
-						  "         elapsed_secs = $15,"
-						  "         raw_flops_per_sec = CASE WHEN $3 = 'success'"
-						  "                                  THEN least($6, peak_flops_per_sec) END,"
-						  "         host_id = CASE WHEN $9 = 'unsent' THEN NULL ELSE host_id END,"
-						  "         app_version_id = CASE WHEN $9 = 'unsent' THEN NULL ELSE app_version_id END,"
-						  "         sent_at = CASE WHEN $9 = 'unsent' THEN NULL ELSE sent_at END,"
-						  "         deadline = CASE WHEN $9 = 'unsent' THEN NULL ELSE deadline END,"
-						  "         est_secs = CASE WHEN $9 = 'unsent' THEN NULL ELSE est_secs END,"
-						  "         peak_flops_per_sec = CASE WHEN $9 = 'unsent' THEN NULL"
-						  "                                   ELSE peak_flops_per_sec END"
-						  "   WHERE id = $1"
-						  "  RETURNING $12::timestamptz AS sent_at, $13::bigint AS app_version_id,"
-						  "            $14::float8 AS predicted_app_units),"
-						  " hv AS ("
-						  "  INSERT INTO allot.host_app_version AS hv"
-						  "         (host_id, app_version_id, quota, seconds_per_app_unit, n_success, n_error)"
-						  "  SELECT $2, j.app_version_id, $11, $8,"
-						  "         ($3 = 'success')::int, ($3 <> 'success')::int FROM j"
-						  "  ON CONFLICT (host_id, app_version_id) DO UPDATE"
-						  "     SET quota = CASE WHEN $10 > 0 THEN least(hv.quota * 2, $11)"
-						  "                      ELSE greatest(hv.quota - 1, 1) END,"
-						  "         seconds_per_app_unit = CASE WHEN $8 IS NULL THEN hv.seconds_per_app_unit"
-						  "                                     WHEN hv.seconds_per_app_unit IS NULL THEN $8"
-						  "                                     ELSE hv.seconds_per_app_unit"
-						  "                                          + " CppAsString2(SECONDS_PER_APP_UNIT_WEIGHT)
-						  "                                          * ($8 - hv.seconds_per_app_unit) END,"
-						  "         n_success = hv.n_success + excluded.n_success,"
-						  "         n_error = hv.n_error + excluded.n_error"
-						  "  RETURNING quota),"
-						  " reply AS ("
-						  "  SELECT jsonb_build_object('job_id', $1, 'outcome', $3, 'state', $9,"
-						  "                            'quota', (SELECT quota FROM hv)) AS reply, j.sent_at"
-						  "    FROM j)"
-						  "INSERT INTO allot.job_report"
-						  "       (job_id, host_id, sent_at, outcome, app_units, elapsed_secs,"
-						  "        raw_flops_per_sec, reported_at, reply)"
-						  "SELECT $1, $2, r.sent_at, $3, $4, $5, $6, $7, r.reply FROM reply r"
-						  " RETURNING reply",
-						  15, accept_args);
+	accept_plan[sendings] = allot_prepare(psprintf(
+												   "WITH j AS ("
+												   "  UPDATE allot.job"
+												   "     SET state = $9, returned_at = $7, outcome = $3,"
+												   "         app_units = CASE WHEN $3 = 'success' THEN $4 END,"
+												   "         elapsed_secs = $15,"
+												   "         raw_flops_per_sec = CASE WHEN $3 = 'success'"
+												   "                                  THEN least($6, peak_flops_per_sec) END,"
+												   "         host_id = CASE WHEN $9 = 'unsent' THEN NULL ELSE host_id END,"
+												   "         app_version_id = CASE WHEN $9 = 'unsent' THEN NULL ELSE app_version_id END,"
+												   "         sent_at = CASE WHEN $9 = 'unsent' THEN NULL ELSE sent_at END,"
+												   "         deadline = CASE WHEN $9 = 'unsent' THEN NULL ELSE deadline END,"
+												   "         est_secs = CASE WHEN $9 = 'unsent' THEN NULL ELSE est_secs END,"
+												   "         peak_flops_per_sec = CASE WHEN $9 = 'unsent' THEN NULL"
+												   "                                   ELSE peak_flops_per_sec END%s"
+												   "   WHERE id = $1"
+												   "  RETURNING $12::timestamptz AS sent_at, $13::bigint AS app_version_id,"
+												   "            $14::float8 AS predicted_app_units),"
+												   " hv AS ("
+												   "  INSERT INTO allot.host_app_version AS hv"
+												   "         (host_id, app_version_id, quota, seconds_per_app_unit, n_success, n_error)"
+												   "  SELECT $2, j.app_version_id, $11, $8,"
+												   "         ($3 = 'success')::int, ($3 <> 'success')::int FROM j"
+												   "  ON CONFLICT (host_id, app_version_id) DO UPDATE"
+												   "     SET quota = CASE WHEN $10 > 0 THEN least(hv.quota * 2, $11)"
+												   "                      ELSE greatest(hv.quota - 1, 1) END,"
+												   "         seconds_per_app_unit = CASE WHEN $8 IS NULL THEN hv.seconds_per_app_unit"
+												   "                                     WHEN hv.seconds_per_app_unit IS NULL THEN $8"
+												   "                                     ELSE hv.seconds_per_app_unit"
+												   "                                          + " CppAsString2(SECONDS_PER_APP_UNIT_WEIGHT)
+												   "                                          * ($8 - hv.seconds_per_app_unit) END,"
+												   "         n_success = hv.n_success + excluded.n_success,"
+												   "         n_error = hv.n_error + excluded.n_error"
+												   "  RETURNING quota),"
+												   " reply AS ("
+												   "  SELECT jsonb_build_object('job_id', $1, 'outcome', $3, 'state', $9,"
+												   "                            'quota', (SELECT quota FROM hv)) AS reply, j.sent_at"
+												   "    FROM j)"
+												   "INSERT INTO allot.job_report"
+												   "       (job_id, host_id, sent_at, outcome, app_units, elapsed_secs,"
+												   "        raw_flops_per_sec, reported_at, reply%s)"
+												   "SELECT $1, $2, r.sent_at, $3, $4, $5, $6, $7, r.reply%s FROM reply r"
+												   " RETURNING reply",
+												   sendings ? ", failures = failures + $16" : "",
+												   sendings ? ", sending" : "",
+												   sendings ? ", $17" : ""),
+										  17, accept_args);
 }
 
 static void
@@ -165,9 +200,78 @@ same_number(HeapTuple t, TupleDesc d, int column, bool given, double value)
 
 PG_FUNCTION_INFO_V1(allot_report_job);
 
+/* A report that is not accepted: a repeat, or a mistake.  Does not return. */
+static Datum
+not_accepted(int64 host_id, int64 job_id, bool sendings, Datum *pargs, const char *outcome,
+			 double app_units, bool has_elapsed, double elapsed, bool has_raw, double raw_flops,
+			 const char *state, int64 job_host, int job_sending, bool has_sending, int sending)
+{
+	bool		isnull;
+
+	/*
+	 * Read with a fresh snapshot: if we waited for the job's row lock, the
+	 * report that took it may have committed meanwhile.
+	 */
+	if (SPI_execute_plan(previous_plan[sendings], pargs, has_sending ? NULL : "  n", false, 1) !=
+		SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.job_report");
+	if (SPI_processed == 1)
+	{
+		HeapTuple	p = SPI_tuptable->vals[0];
+		TupleDesc	pd = SPI_tuptable->tupdesc;
+		char	   *was = TextDatumGetCString(SPI_getbinval(p, pd, 1, &isnull));
+
+		if (strcmp(was, "timed_out") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("job %lld timed out on host %lld: its report comes too late",
+							(long long) job_id, (long long) host_id),
+					 errdetail("The job went back to unsent at its deadline; nothing was recorded.")));
+		if (strcmp(was, "requeued") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("job %lld was taken back from host %lld: its report is not wanted",
+							(long long) job_id, (long long) host_id),
+					 errdetail("The operator requeued the job while the host had it; nothing was recorded.")));
+		if (strcmp(was, outcome) == 0 &&
+			same_number(p, pd, 2, true, app_units) &&
+			same_number(p, pd, 3, has_elapsed, elapsed) &&
+			same_number(p, pd, 4, has_raw, raw_flops))
+		{
+			Datum		reply = SPI_datumTransfer(SPI_getbinval(p, pd, 5, &isnull), false, -1);
+
+			SPI_finish();
+			return reply;
+		}
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("job %lld was already reported by host %lld with a different result",
+						(long long) job_id, (long long) host_id),
+				 errdetail("A repeated report must repeat the outcome, app units, elapsed time and FLOPS.")));
+	}
+	if (strcmp(state, "in_progress") == 0 && job_host == host_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("sending %d of job %lld is not the one in progress on host %lld",
+						sending, (long long) job_id, (long long) host_id),
+				 errdetail("Sending %d is.", job_sending)));
+	if (strcmp(state, "in_progress") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("job %lld was not sent to host %lld", (long long) job_id,
+						(long long) host_id),
+				 errdetail("Only the host a job is in progress on may report it.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("job %lld is not in progress on host %lld", (long long) job_id,
+					(long long) host_id),
+			 errdetail("The job is %s.", state)));
+	pg_unreachable();
+}
+
 /*
  * report_job(host_id, job_id, outcome, app_units, elapsed_secs,
- *            raw_flops_per_sec, now)
+ *            raw_flops_per_sec, now [, sending])
  */
 Datum
 allot_report_job(PG_FUNCTION_ARGS)
@@ -180,13 +284,17 @@ allot_report_job(PG_FUNCTION_ARGS)
 				raw_flops = 0;
 	bool		has_elapsed,
 				has_raw;
+	bool		has_sending = PG_NARGS() > 7 && !PG_ARGISNULL(7);
+	int			sending = has_sending ? PG_GETARG_INT32(7) : 0;
+	bool		sendings;
 	TimestampTz now;
-	Datum		jargs[2];
+	Datum		jargs[3];
 	HeapTuple	t;
 	TupleDesc	d;
 	bool		isnull;
 	char	   *state;
 	int64		job_host;
+	int			job_sending = 0;
 	Datum		reply;
 
 	allot_check_settings();
@@ -197,11 +305,15 @@ allot_report_job(PG_FUNCTION_ARGS)
 	job_id = PG_GETARG_INT64(1);
 	outcome = text_to_cstring(PG_GETARG_TEXT_PP(2));
 	if (strcmp(outcome, "success") != 0 && strcmp(outcome, "error") != 0 &&
-		strcmp(outcome, "aborted") != 0)
+		strcmp(outcome, "aborted") != 0 && strcmp(outcome, "lost") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown outcome \"%s\"", outcome),
-				 errhint("An outcome is success, error or aborted.")));
+				 errhint("An outcome is success, error, aborted or lost.")));
+	if (has_sending && sending < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("sending must be a sending's number, 1 or more, not %d", sending)));
 	(void) measurement_arg(fcinfo, 3, "app_units", false,
 						   ALLOT_MIN_APP_UNITS, ALLOT_MAX_APP_UNITS, &app_units);
 	has_elapsed = measurement_arg(fcinfo, 4, "elapsed_secs", true,
@@ -212,80 +324,53 @@ allot_report_job(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	allot_lock_for_write("job");	/* before any row: entry.h */
-	prepare_plans();
+	sendings = allot_workload_cache()->job_sendings;
+	prepare_plans(sendings);
 	jargs[0] = Int64GetDatum(job_id);
 	jargs[1] = Int64GetDatum(host_id);
-	if (SPI_execute_plan(job_plan, jargs, NULL, false, 1) != SPI_OK_SELECT)
+	jargs[2] = Int32GetDatum(sending);
+	if (SPI_execute_plan(job_plan[sendings], jargs, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.job");
 	if (SPI_processed == 0)
 		job_not_found(job_id);
 	t = SPI_tuptable->vals[0];
 	d = SPI_tuptable->tupdesc;
-	if (!DatumGetBool(SPI_getbinval(t, d, 7, &isnull)))
+	if (!DatumGetBool(SPI_getbinval(t, d, JOB_HOST_EXISTS, &isnull)))
 		allot_host_not_found(host_id);
-	state = TextDatumGetCString(SPI_getbinval(t, d, 1, &isnull));
-	job_host = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
+	state = TextDatumGetCString(SPI_getbinval(t, d, JOB_STATE, &isnull));
+	job_host = DatumGetInt64(SPI_getbinval(t, d, JOB_HOST, &isnull));
 	if (isnull)
 		job_host = 0;
+	if (sendings)
+		job_sending = DatumGetInt32(SPI_getbinval(t, d, JOB_SENDING, &isnull));
 
-	if (strcmp(state, "in_progress") != 0 || job_host != host_id)
-	{
-		/*
-		 * Not ours now: a repeat of a report we accepted, or a mistake.  Read
-		 * with a fresh snapshot: if we waited for the job's row lock, the
-		 * report that took it may have committed meanwhile.
-		 */
-		if (SPI_execute_plan(previous_plan, jargs, NULL, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not read allot.job_report");
-		if (SPI_processed == 1)
-		{
-			HeapTuple	p = SPI_tuptable->vals[0];
-			TupleDesc	pd = SPI_tuptable->tupdesc;
-
-			if (strcmp(TextDatumGetCString(SPI_getbinval(p, pd, 1, &isnull)), "timed_out") == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("job %lld timed out on host %lld: its report comes too late",
-								(long long) job_id, (long long) host_id),
-						 errdetail("The job went back to unsent at its deadline; nothing was recorded.")));
-
-			if (strcmp(TextDatumGetCString(SPI_getbinval(p, pd, 1, &isnull)), outcome) == 0 &&
-				same_number(p, pd, 2, true, app_units) &&
-				same_number(p, pd, 3, has_elapsed, elapsed) &&
-				same_number(p, pd, 4, has_raw, raw_flops))
-			{
-				reply = SPI_datumTransfer(SPI_getbinval(p, pd, 5, &isnull), false, -1);
-				SPI_finish();
-				PG_RETURN_DATUM(reply);
-			}
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("job %lld was already reported by host %lld with a different result",
-							(long long) job_id, (long long) host_id),
-					 errdetail("A repeated report must repeat the outcome, app units, elapsed time and FLOPS.")));
-		}
-		if (strcmp(state, "in_progress") == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("job %lld was not sent to host %lld", (long long) job_id,
-							(long long) host_id),
-					 errdetail("Only the host a job is in progress on may report it.")));
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("job %lld is not in progress on host %lld", (long long) job_id,
-						(long long) host_id),
-				 errdetail("The job is %s.", state)));
-	}
+	/* Not ours now (another sending, or none): a repeat, or a mistake. */
+	if (strcmp(state, "in_progress") != 0 || job_host != host_id ||
+		(sendings && has_sending && sending != job_sending))
+		PG_RETURN_DATUM(not_accepted(host_id, job_id, sendings, jargs, outcome, app_units,
+									 has_elapsed, elapsed, has_raw, raw_flops, state, job_host,
+									 job_sending, has_sending, sending));
 
 	{
 		bool		success = strcmp(outcome, "success") == 0;
-		const char *next = success ? "done" :
-			strcmp(outcome, "error") == 0 ? "error" : "unsent";
-		Datum		args[15];
-		char		nulls[15];
-		TimestampTz sent_at = DatumGetTimestampTz(SPI_getbinval(t, d, 3, &isnull));
+		const char *next;
+		int			failed = success ? 0 : 1;
+		Datum		args[17];
+		char		nulls[17];
+		TimestampTz sent_at = DatumGetTimestampTz(SPI_getbinval(t, d, JOB_SENT_AT, &isnull));
 		double		out_secs = allot_secs_between(sent_at, now);
 		double		counted_elapsed = elapsed;
+
+		if (success)
+			next = "done";
+		else if (sendings)
+			next = allot_job_gives_up(DatumGetInt32(SPI_getbinval(t, d, JOB_FAILURES, &isnull)) + 1,
+									  DatumGetInt32(SPI_getbinval(t, d, JOB_TRIES, &isnull)),
+									  DatumGetInt32(SPI_getbinval(t, d, JOB_MAX_ERRORS, &isnull)),
+									  DatumGetInt32(SPI_getbinval(t, d, JOB_MAX_TOTAL, &isnull))) ?
+				"error" : "unsent";
+		else
+			next = strcmp(outcome, "error") == 0 ? "error" : "unsent";
 
 		/*
 		 * A job cannot have run for longer than it has been out: elapsed
@@ -312,13 +397,15 @@ allot_report_job(PG_FUNCTION_ARGS)
 		args[8] = CStringGetTextDatum(next);
 		args[9] = Int32GetDatum(success ? 1 : -1);
 		args[10] = Int32GetDatum(allot_daily_quota);
-		args[11] = SPI_getbinval(t, d, 3, &isnull);
-		args[12] = SPI_getbinval(t, d, 4, &isnull);
-		args[13] = SPI_getbinval(t, d, 6, &isnull);
+		args[11] = SPI_getbinval(t, d, JOB_SENT_AT, &isnull);
+		args[12] = SPI_getbinval(t, d, JOB_VERSION, &isnull);
+		args[13] = SPI_getbinval(t, d, JOB_PREDICTED, &isnull);
 		args[14] = Float8GetDatum(counted_elapsed);
 		nulls[14] = has_elapsed ? ' ' : 'n';
+		args[15] = Int32GetDatum(failed);
+		args[16] = Int32GetDatum(job_sending);
 
-		if (SPI_execute_plan(accept_plan, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
+		if (SPI_execute_plan(accept_plan[sendings], args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
 			SPI_processed != 1)
 			elog(ERROR, "could not record the report of job %lld", (long long) job_id);
 		reply = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
@@ -364,7 +451,6 @@ allot_estimate_job(PG_FUNCTION_ARGS)
 	store = allot_materialize(fcinfo, &desc);
 
 	SPI_connect();
-	prepare_plans();
 	if (estimate_job_plan == NULL)
 	{
 		Oid			types[1] = {INT8OID};

@@ -37,15 +37,17 @@
 
 #include "entry.h"
 #include "credit.h"
+#include "job_retry.h"
 #include "percentile.h"
 #include "transitioner.h"
+#include "workload_cache.h"
 
 /* One cobblestone: 1/200 day of a 1 GFLOPS machine. */
 #define FLOPS_PER_CREDIT (1e9 * 86400.0 / 200.0)
 
-static SPIPlanPtr timeout_plan = NULL;
+static SPIPlanPtr timeout_plan[2][2];	/* [sendings][by host] */
 static SPIPlanPtr credit_plan = NULL;
-static SPIPlanPtr validate_plan = NULL;
+static SPIPlanPtr validate_plan[2] = {NULL, NULL};	/* before 0.6.0; with retries */
 static SPIPlanPtr fold_plan = NULL;
 static SPIPlanPtr last_seen_plan = NULL;
 static SPIPlanPtr medians_plan = NULL;
@@ -70,47 +72,10 @@ typedef struct TransitionerRun
 static void
 prepare_plans(void)
 {
-	Oid			time_limit[3] = {TIMESTAMPTZOID, INT4OID, INT4OID};
 	Oid			limit[1] = {INT4OID};
-	Oid			validate_args[2] = {INT8OID, BOOLOID};
 
-	if (validate_plan != NULL)
+	if (credit_plan != NULL)
 		return;
-
-	/*
-	 * Late jobs back to unsent.  Quotas are charged in (host, version)
-	 * order, the order dispatch takes them in, so the two cannot deadlock.
-	 */
-	timeout_plan = allot_prepare(
-						   "WITH late AS ("
-						   "  SELECT id, host_id, app_version_id, sent_at FROM allot.job"
-						   "   WHERE state = 'in_progress' AND deadline < $1"
-						   "   ORDER BY deadline LIMIT $2 FOR UPDATE SKIP LOCKED),"
-						   " back AS ("
-						   "  UPDATE allot.job j"
-						   "     SET state = 'unsent', host_id = NULL, app_version_id = NULL,"
-						   "         sent_at = NULL, deadline = NULL, est_secs = NULL,"
-						   "         peak_flops_per_sec = NULL"
-						   "    FROM late WHERE j.id = late.id RETURNING j.id),"
-						   " quota AS ("
-						   "  INSERT INTO allot.host_app_version AS hv"
-						   "         (host_id, app_version_id, quota, n_error)"
-						   "  SELECT host_id, app_version_id, greatest($3 - n, 1), n"
-						   "    FROM (SELECT host_id, app_version_id, count(*)::int AS n"
-						   "            FROM late GROUP BY host_id, app_version_id) l"
-						   "   ORDER BY host_id, app_version_id"
-						   "  ON CONFLICT (host_id, app_version_id) DO UPDATE"
-						   "     SET quota = greatest(hv.quota - excluded.n_error, 1),"
-						   "         n_error = hv.n_error + excluded.n_error),"
-						   " record AS ("
-						   "  INSERT INTO allot.job_report"
-						   "         (job_id, host_id, sent_at, outcome, reported_at, reply)"
-						   "  SELECT id, host_id, sent_at, 'timed_out', $1,"
-						   "         jsonb_build_object('job_id', id, 'outcome', 'timed_out',"
-						   "                            'state', 'unsent')"
-						   "    FROM late ON CONFLICT DO NOTHING)"
-						   "SELECT count(*) FROM back",
-						   3, time_limit);
 
 	credit_plan = allot_prepare(
 						  "WITH todo AS ("
@@ -126,11 +91,143 @@ prepare_plans(void)
 						  " WHERE j.id = todo.id AND w.id = j.workload_id AND a.id = w.app_id"
 						  "   AND a.est_flops_per_au IS NOT NULL",
 						  1, limit);
-	validate_plan = allot_prepare(
-							"UPDATE allot.job SET validated = $2, credit = CASE WHEN $2 THEN credit END"
-							" WHERE id = $1 AND state = 'done' RETURNING 1",
-							2, validate_args);
 
+}
+
+/*
+ * The validator's verdict on a done job ($1), valid or not ($2); returns a
+ * row when the job was done.
+ */
+static SPIPlanPtr
+validate_plan_for(bool sendings)
+{
+	Oid			validate_args[2] = {INT8OID, BOOLOID};
+
+	if (validate_plan[sendings] != NULL)
+		return validate_plan[sendings];
+	if (!sendings)
+		validate_plan[0] = allot_prepare(
+								   "UPDATE allot.job SET validated = $2, credit = CASE WHEN $2 THEN credit END"
+								   " WHERE id = $1 AND state = 'done' RETURNING 1",
+								   2, validate_args);
+	else
+	{
+		/*
+		 * From 0.6.0 an invalid result is a failed sending: the job goes
+		 * back to unsent for another host (its host, which has a report of
+		 * it, never gets it again), or gives up (job_retry.h); its credit
+		 * is withdrawn.
+		 */
+		validate_plan[1] = allot_prepare(
+								   "WITH v AS ("
+								   "  SELECT j.id, CASE WHEN $2 THEN 'done' ELSE " ALLOT_STATE_AFTER_FAILURE_SQL " END AS next"
+								   "    FROM allot.job j"
+								   "   WHERE j.id = $1 AND j.state = 'done' FOR UPDATE)"
+								   "UPDATE allot.job j"
+								   "   SET state = v.next, credit = CASE WHEN $2 THEN j.credit END,"
+								   "       validated = CASE WHEN v.next = 'unsent' THEN NULL ELSE $2 END,"
+								   "       failures = j.failures + CASE WHEN $2 THEN 0 ELSE 1 END,"
+								   "       sampled = j.sampled AND v.next <> 'unsent',"
+								   "       host_id = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.host_id END,"
+								   "       app_version_id = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.app_version_id END,"
+								   "       sent_at = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.sent_at END,"
+								   "       deadline = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.deadline END,"
+								   "       est_secs = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.est_secs END,"
+								   "       peak_flops_per_sec = CASE WHEN v.next = 'unsent' THEN NULL"
+								   "                                 ELSE j.peak_flops_per_sec END,"
+								   "       app_units = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.app_units END,"
+								   "       elapsed_secs = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.elapsed_secs END,"
+								   "       raw_flops_per_sec = CASE WHEN v.next = 'unsent' THEN NULL"
+								   "                                ELSE j.raw_flops_per_sec END"
+								   "  FROM v WHERE j.id = v.id RETURNING 1",
+								   2, validate_args);
+	}
+	return validate_plan[sendings];
+}
+
+/*
+ * Jobs in progress past their deadline (or, for time_out_host, every job
+ * in progress on host $4): each sending ends as timed out, its host's quota
+ * drops by one, the late report it may still send will be refused, and the
+ * job goes back to unsent for another host, or from 0.6.0 gives up when its
+ * limits say so (job_retry.h).  $1 now, $2 how many at most, $3
+ * the quota ceiling.  Quotas are charged in (host, version) order, the
+ * order dispatch takes them in, so the two cannot deadlock.
+ */
+static SPIPlanPtr
+timeout_plan_for(bool sendings, bool by_host)
+{
+	Oid			types[4] = {TIMESTAMPTZOID, INT4OID, INT4OID, INT8OID};
+
+	if (timeout_plan[sendings][by_host] != NULL)
+		return timeout_plan[sendings][by_host];
+	timeout_plan[sendings][by_host] = allot_prepare(psprintf(
+															 "WITH late AS ("
+															 "  SELECT j.id, j.host_id, j.app_version_id, j.sent_at, %s AS sending,"
+															 "         %s AS next"
+															 "    FROM allot.job j"
+															 "   WHERE j.state = 'in_progress' AND %s"
+															 "   ORDER BY j.deadline LIMIT $2 FOR UPDATE SKIP LOCKED),"
+															 " back AS ("
+															 "  UPDATE allot.job j"
+															 "     SET state = late.next%s,"
+															 "         host_id = CASE WHEN late.next = 'unsent' THEN NULL ELSE j.host_id END,"
+															 "         app_version_id = CASE WHEN late.next = 'unsent' THEN NULL"
+															 "                               ELSE j.app_version_id END,"
+															 "         sent_at = CASE WHEN late.next = 'unsent' THEN NULL ELSE j.sent_at END,"
+															 "         deadline = CASE WHEN late.next = 'unsent' THEN NULL ELSE j.deadline END,"
+															 "         est_secs = CASE WHEN late.next = 'unsent' THEN NULL ELSE j.est_secs END,"
+															 "         peak_flops_per_sec = CASE WHEN late.next = 'unsent' THEN NULL"
+															 "                                   ELSE j.peak_flops_per_sec END"
+															 "    FROM late WHERE j.id = late.id RETURNING j.id),"
+															 " quota AS ("
+															 "  INSERT INTO allot.host_app_version AS hv"
+															 "         (host_id, app_version_id, quota, n_error)"
+															 "  SELECT host_id, app_version_id, greatest($3 - n, 1), n"
+															 "    FROM (SELECT host_id, app_version_id, count(*)::int AS n"
+															 "            FROM late GROUP BY host_id, app_version_id) l"
+															 "   ORDER BY host_id, app_version_id"
+															 "  ON CONFLICT (host_id, app_version_id) DO UPDATE"
+															 "     SET quota = greatest(hv.quota - excluded.n_error, 1),"
+															 "         n_error = hv.n_error + excluded.n_error),"
+															 " record AS ("
+															 "  INSERT INTO allot.job_report"
+															 "         (job_id, host_id, sent_at, outcome, reported_at, reply%s)"
+															 "  SELECT id, host_id, sent_at, 'timed_out', $1,"
+															 "         jsonb_build_object('job_id', id, 'outcome', 'timed_out',"
+															 "                            'state', next)%s"
+															 "    FROM late ON CONFLICT DO NOTHING)"
+															 "SELECT count(*) FROM back",
+															 sendings ? "j.sending" : "NULL::int",
+															 sendings ? ALLOT_STATE_AFTER_FAILURE_SQL : "'unsent'::text",
+															 by_host ? "j.host_id = $4" : "j.deadline < $1 AND $4::bigint IS NULL",
+															 sendings ? ", failures = j.failures + 1" : "",
+															 sendings ? ", sending" : "",
+															 sendings ? ", sending" : ""),
+													4, types);
+	return timeout_plan[sendings][by_host];
+}
+
+/*
+ * Time jobs out (timeout_plan_for): those past their deadline, or all of
+ * *host_id's when it is not NULL.  Returns how many.
+ */
+int64
+allot_time_out_jobs(TimestampTz now, const int64 *host_id, int limit)
+{
+	bool		sendings = allot_workload_cache()->job_sendings;
+	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', host_id != NULL ? ' ' : 'n'};
+	bool		isnull;
+
+	args[0] = TimestampTzGetDatum(now);
+	args[1] = Int32GetDatum(limit);
+	args[2] = Int32GetDatum(allot_daily_quota);
+	args[3] = Int64GetDatum(host_id != NULL ? *host_id : 0);
+	if (SPI_execute_plan(timeout_plan_for(sendings, host_id != NULL), args, nulls, false, 0) !=
+		SPI_OK_SELECT)
+		elog(ERROR, "could not time jobs out");
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
 static int64
@@ -285,10 +382,7 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 		r.folded = count_result(fold_plan, args, SPI_OK_SELECT);
 	}
 
-	args[0] = TimestampTzGetDatum(now);
-	args[1] = Int32GetDatum(allot_transitioner_batch);
-	args[2] = Int32GetDatum(allot_daily_quota);
-	r.timed_out = count_result(timeout_plan, args, SPI_OK_SELECT);
+	r.timed_out = allot_time_out_jobs(now, NULL, allot_transitioner_batch);
 
 	r.expired = allot_expire_assignments_upto(allot_assignment_cutoff(now),
 											  allot_transitioner_batch);
@@ -357,7 +451,8 @@ allot_validate_job(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	prepare_plans();
-	if (SPI_execute_plan(validate_plan, args, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+	if (SPI_execute_plan(validate_plan_for(allot_workload_cache()->job_sendings), args, NULL, false, 0) !=
+		SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not validate job %lld", (long long) job_id);
 	if (SPI_processed == 0)
 	{

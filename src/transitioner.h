@@ -6,6 +6,8 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
+
 /*
  * Learn from up to allot.transitioner_batch validated successes not read
  * yet (transitioner_learn.c): FLOPS per app unit and app-unit statistics,
@@ -13,5 +15,13 @@
  * and the percentiles made.
  */
 extern int64 allot_learn_from_reports(int64 *samples_taken, int64 *figures_made);
+
+/*
+ * Time out jobs in progress (transitioner.c): those past their deadline at
+ * now, or, when host_id is not NULL, every job in progress on that host; at
+ * most limit of them.  Each goes back to unsent or gives up (job_retry.h).
+ * Returns how many.
+ */
+extern int64 allot_time_out_jobs(TimestampTz now, const int64 *host_id, int limit);
 
 #endif							/* ALLOT_TRANSITIONER_H */

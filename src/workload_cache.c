@@ -461,6 +461,14 @@ cache_build(void)
 	/* Before 0.5.1 job_usage has no reopened column (ALTER sends an invalidation). */
 	cache.job_usage_reopened = OidIsValid(job_usage_relid) &&
 		get_attnum(job_usage_relid, "reopened") != InvalidAttrNumber;
+	/* Before 0.6.0 jobs have no sendings (the update's ALTER of
+	 * allot.workload, which it makes too, sends an invalidation). */
+	{
+		Oid			job_relid = get_relname_relid("job", nsp);
+
+		cache.job_sendings = OidIsValid(job_relid) &&
+			get_attnum(job_relid, "sending") != InvalidAttrNumber;
+	}
 
 	if (SPI_execute_plan(engines_plan_for_schema(), NULL, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.engine");

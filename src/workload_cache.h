@@ -89,6 +89,8 @@ typedef struct WorkloadCache
 	/* per job workload, same order; written by requests and the job trigger */
 	PickHint   *pick_hints;
 	bool		job_usage_reopened;	/* job_usage counts reopened jobs (0.5.1 on) */
+	bool		job_sendings;	/* jobs count their sendings, tries and failures,
+								 * and retry (0.6.0 on) */
 } WorkloadCache;
 
 extern const WorkloadCache *allot_workload_cache(void);

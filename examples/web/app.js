@@ -131,6 +131,16 @@ async function report(db, body, hostId) {
     params.push(v);
     args.push(`${name} => $${params.length}::float8`);  // name from the fixed list above
   }
+  // The sending the host was sent (request_work's reply names it): a report
+  // of a stale copy is then refused.
+  const sending = optionalNumber(body, 'sending');
+  if (sending !== null) {
+    if (!Number.isInteger(sending) || sending < 1 || sending > 2147483647) {
+      throw badValue(`sending must be a sending's number, 1 or more, not ${show(sending)}`);
+    }
+    params.push(sending);
+    args.push(`sending => $${params.length}::int`);
+  }
   const { rows } = await db(`SELECT allot.report_job(${args.join(', ')})::text AS reply`, params);
   return rows[0].reply;
 }

@@ -302,12 +302,13 @@ DECLARE
     o text;
 BEGIN
     IF good THEN
-        RETURN pg_temp.any_of(ARRAY['success', 'success', 'success', 'error', 'aborted']);
+        RETURN pg_temp.any_of(ARRAY['success', 'success', 'success', 'error', 'aborted', 'lost']);
     END IF;
     LOOP
         o := pg_temp.any_of(ARRAY['SUCCESS', 'success ', ' success', '', E'success\n', 'timed_out', 'done',
-                                  'succes', 'Success', 'abort', pg_temp.nasty_text(), repeat('x', 100000)]);
-        EXIT WHEN o NOT IN ('success', 'error', 'aborted');
+                                  'requeued', 'succes', 'Success', 'abort', pg_temp.nasty_text(),
+                                  repeat('x', 100000)]);
+        EXIT WHEN o NOT IN ('success', 'error', 'aborted', 'lost');
     END LOOP;
     RETURN o;
 END

@@ -417,7 +417,12 @@ BEGIN
         IF jsonb_typeof(res) IS DISTINCT FROM 'object'
            OR (SELECT array_agg(x ORDER BY x) FROM jsonb_object_keys(res) x) <> '{job_id,outcome,quota,state}'
            OR res -> 'job_id' <> to_jsonb(c.job) OR res ->> 'outcome' <> c.txt
-           OR res ->> 'state' <> (CASE c.txt WHEN 'success' THEN 'done' WHEN 'error' THEN 'error' ELSE 'unsent' END)
+           -- a failed sending goes back to unsent, or gives up at its limits
+           OR res ->> 'state' <> (SELECT CASE WHEN c.txt = 'success' THEN 'done'
+                                              WHEN j.failures > j.max_error_results
+                                                   OR j.tries >= j.max_total_results THEN 'error'
+                                              ELSE 'unsent' END
+                                    FROM allot.job j WHERE j.id = c.job)
            OR NOT pg_temp.is_number(res -> 'quota')
            OR NOT (res ->> 'quota')::numeric BETWEEN 1 AND current_setting('allot.daily_quota')::int THEN
             RETURN format('reply %s', res);
@@ -528,7 +533,14 @@ BEGIN
             RETURN 'instances do not match the host';
         END IF;
     WHEN 'validate_job' THEN
-        IF res IS DISTINCT FROM 'true' OR (SELECT validated FROM allot.job WHERE id = c.job) IS DISTINCT FROM c.flag THEN
+        -- valid: done and validated; invalid: a failed sending, back to
+        -- unsent with no verdict, or given up (error) with its verdict
+        IF res IS DISTINCT FROM 'true'
+           OR NOT EXISTS (SELECT FROM allot.job j
+                           WHERE j.id = c.job
+                             AND CASE WHEN c.flag THEN j.state = 'done' AND j.validated
+                                      WHEN j.state = 'unsent' THEN j.validated IS NULL AND j.host_id IS NULL
+                                      ELSE j.state = 'error' AND NOT j.validated END) THEN
             RETURN format('returned %s', res);
         END IF;
     WHEN 'percentile_disc' THEN

@@ -249,7 +249,7 @@ BEGIN
     WHEN 'report_job' THEN
         expected := CASE
             WHEN c.host IS NULL OR c.job IS NULL OR c.txt IS NULL THEN '22004'
-            WHEN c.txt NOT IN ('success', 'error', 'aborted') THEN '22023'
+            WHEN c.txt NOT IN ('success', 'error', 'aborted', 'lost') THEN '22023'
             WHEN c.f1 IS NULL THEN '22004'
             WHEN pg_temp.bad_measure(c.f1) OR pg_temp.bad_measure(c.f2) OR pg_temp.bad_measure(c.f3) THEN '22023'
             WHEN pg_temp.out_of(c.f1, 1e-9, 1e12) OR pg_temp.out_of(c.f2, 1e-6, 1e10)
@@ -267,7 +267,7 @@ BEGIN
                  WHERE job_id = c.job AND host_id = c.host ORDER BY sent_at DESC LIMIT 1;
                 IF FOUND THEN
                     expected := CASE
-                        WHEN prev.outcome = 'timed_out' THEN '55000'
+                        WHEN prev.outcome IN ('timed_out', 'requeued') THEN '55000'
                         WHEN prev.outcome = c.txt AND prev.app_units = c.f1
                              AND prev.elapsed_secs IS NOT DISTINCT FROM c.f2
                              AND prev.raw_flops_per_sec IS NOT DISTINCT FROM c.f3 THEN 'ok'

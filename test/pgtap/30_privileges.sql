@@ -30,7 +30,7 @@ SELECT is((SELECT count(*)::int FROM pg_proc
 SELECT set_eq(
     $$SELECT proname::text FROM pg_proc WHERE pronamespace = 'allot'::regnamespace AND prosecdef$$,
     ARRAY['assign_workload', 'heartbeat', 'release_assignment', 'request_work', 'report_job',
-          'register_host', 'host_credit'],
+          'register_host', 'host_credit', 'host_jobs'],
     'the SECURITY DEFINER functions are the request functions, and no trigger');
 SELECT is((SELECT rolcanlogin OR rolsuper OR rolcreaterole OR rolbypassrls
              FROM pg_roles WHERE rolname = 'allot_owner'), false,
@@ -54,16 +54,17 @@ SELECT is((SELECT count(*)::int FROM pg_class
               AND has_table_privilege('allot_test_nobody', oid, 'SELECT')),
           0, 'a role without allot''s roles can read no allot table');
 
--- The web role: exactly the eight request functions (five that serve
--- hosts, two with which a scheduler registers hosts and reads their
--- credit, one with which a front end checks the names it shows), no table.
+-- The web role: exactly the nine request functions (five that serve
+-- hosts, three with which a scheduler registers hosts, reads their credit
+-- and lists the jobs each has, one with which a front end checks the names
+-- it shows), no table.
 SELECT set_eq(
     $$SELECT p.proname::text FROM pg_proc p
        WHERE p.pronamespace = 'allot'::regnamespace
          AND has_function_privilege('allot_test_web', p.oid, 'EXECUTE')$$,
     ARRAY['assign_workload', 'heartbeat', 'release_assignment', 'request_work', 'report_job',
-          'register_host', 'host_credit', 'check_name'],
-    'allot_web can execute the eight request functions and no other');
+          'register_host', 'host_credit', 'host_jobs', 'check_name'],
+    'allot_web can execute the nine request functions and no other');
 SELECT is((SELECT count(*)::int FROM pg_class
             WHERE relnamespace = 'allot'::regnamespace AND relkind IN ('r', 'S', 'v')
               AND (has_table_privilege('allot_test_web', oid, 'SELECT')

@@ -224,6 +224,8 @@ SELECT min(id) AS cpu_done, max(id) AS cpu_error FROM allot.job
 SELECT id AS gpu_done FROM allot.job WHERE host_id = 12 AND state = 'in_progress' \gset
 SELECT is(allot.report_job(11, :cpu_done, 'success', 1, 3600) ->> 'state', 'done',
           'fixture: host 11 reports a success');
+-- No retry for this one: its first error is final.
+UPDATE allot.job SET max_error_results = 0 WHERE id = :cpu_error;
 SELECT is(allot.report_job(11, :cpu_error, 'error') ->> 'state', 'error',
           'fixture: host 11 reports an error');
 SELECT is(allot.report_job(12, :gpu_done, 'success', 1, 7.2) ->> 'state', 'done',
@@ -269,7 +271,8 @@ SELECT is((SELECT credit FROM allot.job WHERE id = :cpu_done),
           (SELECT credit_per_job FROM allot.status_app WHERE app_id = 1),
           'credit_per_job is what the transitioner granted');
 
--- Withdrawn credit leaves the host's total.
+-- Withdrawn credit leaves the host's total; the job goes back to unsent,
+-- for another host.
 SELECT ok(allot.validate_job(:gpu_done, false), 'fixture: host 12''s job is found invalid');
 SELECT results_eq(
     $$SELECT credit, credited_jobs FROM allot.status_host WHERE host_id = 12$$,
@@ -284,7 +287,7 @@ SELECT results_eq(
              jobs_unsent, jobs_in_progress, jobs_done, jobs_error, transitioner_last_run IS NOT NULL
         FROM allot.status_farm$$,
     $$VALUES ('current'::text, 8::bigint, 7::bigint, 5::bigint, 34::numeric, 1e9::float8,
-              16::numeric, 1::numeric, 4::numeric, 1::numeric, true)$$,
+              17::numeric, 1::numeric, 3::numeric, 1::numeric, true)$$,
     'status_farm: hosts, workloads, what is in use, jobs, the last run');
 RESET ROLE;
 

@@ -347,6 +347,7 @@ is_deeply([ $status, $reply ], [ 200, { released => JSON::PP::false } ],
   post('/api/request_work', { host_id => 2, request => { resources => { cpu => { req_instances => 2 } } } });
 is($status, 200, 'POST /api/request_work: 200');
 my @jobs = sort { $a <=> $b } map { $_->{job_id} } @{ $reply->{jobs} // [] };
+my %sending_of = map { ($_->{job_id} => $_->{sending}) } @{ $reply->{jobs} // [] };
 # two instances asked for, one CPU per job, ten unsent jobs: exactly two jobs
 is(scalar @jobs, 2, 'two CPU instances asked for: two one-CPU jobs sent');
 is(join(',', @jobs),
@@ -364,8 +365,16 @@ my ($job_a, $job_b) = @jobs;
 refused('/api/report', { host_id => 3, job_id => 0 + $job_a, outcome => 'success' },
 	403, '42501', qr/^job $job_a was not sent to host 3$/, 'a report of another host\'s job');
 
+is($sending_of{$job_a}, 1, 'each job comes with its sending: the first');
+refused('/api/report', { host_id => 2, job_id => 0 + $job_a, outcome => 'success', sending => 2 },
+	409, '55000', qr/^sending 2 of job $job_a is not the one in progress on host 2$/,
+	'a report naming another sending than the host was sent');
+refused('/api/report', { host_id => 2, job_id => 0 + $job_a, outcome => 'success', sending => 1.5 },
+	400, '22023', qr/^sending must be a sending's number, 1 or more, not 1\.5$/,
+	'a sending that is not a whole number, refused by the web layer');
+
 my %success = (host_id => 2, job_id => 0 + $job_a, outcome => 'success',
-	app_units => 1, elapsed_secs => 3000, raw_flops_per_sec => 4e9);
+	app_units => 1, elapsed_secs => 3000, raw_flops_per_sec => 4e9, sending => 1);
 ($status, $reply) = post('/api/report', \%success);
 is($status, 200, 'POST /api/report (success): 200');
 is_deeply(

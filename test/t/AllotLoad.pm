@@ -16,10 +16,13 @@ our @EXPORT_OK = qw(farm_problems debt_tops child_processes processes_gone);
 #     estimate and peak FLOPS, and has not been reported for that sending;
 #   - an unsent job is held by nobody;
 #   - a done or errored job keeps its host and has the report that finished
-#     it, for that very sending;
+#     it, for that very sending (or, for a job that gave up at a timeout,
+#     the timeout's row: its outcome stays that of its last report, none);
 #   - a job was sent with a version of its own workload's app;
-#   - a job succeeds at most once, and every report's reply names its job
-#     and outcome.
+#   - a job succeeds at most once on a host (a host is never sent a job it
+#     had; a job succeeds again elsewhere only when the validator found the
+#     first result invalid), and every report's reply names its job and
+#     outcome.
 my $job_problems = q{
 SELECT pg_catalog.format('job %s (%s): %s', id, state, problem)
   FROM (SELECT j.id, j.state,
@@ -41,7 +44,10 @@ SELECT pg_catalog.format('job %s (%s): %s', id, state, problem)
                WHEN j.state IN ('done', 'error')
                     AND NOT EXISTS (SELECT FROM allot.job_report r
                                      WHERE r.job_id = j.id AND r.host_id = j.host_id
-                                       AND r.sent_at = j.sent_at AND r.outcome = j.outcome)
+                                       AND r.sent_at = j.sent_at
+                                       AND (r.outcome = j.outcome
+                                            OR (j.state = 'error' AND j.outcome IS NULL
+                                                AND r.outcome = 'timed_out')))
                  THEN 'finished without the report that finished it'
                WHEN j.app_version_id IS NOT NULL
                     AND NOT EXISTS (SELECT FROM allot.app_version v
@@ -52,9 +58,9 @@ SELECT pg_catalog.format('job %s (%s): %s', id, state, problem)
           FROM allot.job j) p
  WHERE problem IS NOT NULL
 UNION ALL
-SELECT pg_catalog.format('job %s: %s success reports', job_id, count(*))
+SELECT pg_catalog.format('job %s: %s success reports by host %s', job_id, count(*), host_id)
   FROM allot.job_report WHERE outcome = 'success'
- GROUP BY job_id HAVING count(*) > 1
+ GROUP BY job_id, host_id HAVING count(*) > 1
 UNION ALL
 SELECT pg_catalog.format('report of job %s by host %s: outcome %s, reply %s',
                          job_id, host_id, outcome, reply)
