@@ -27,13 +27,10 @@ CLUSTER_PORT=${ALLOT_PGPORT:-5432}
 # client against examples/boinc, with an app built against the BOINC API,
 # in a network namespace of its own (iproute2 brings up its loopback;
 # unshare and nsenter are util-linux's).
-# build-essential, dpkg-dev, debhelper and postgresql-server-dev-all (with
-# pg_buildext): scripts/test.sh builds the Debian package (debian/).
 APT_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
               postgresql-15-cron libtap-parser-sourcehandler-pgtap-perl
               libipc-run-perl libpq-dev make gcc curl chromium
-              boinc-client libboinc-app-dev iproute2 util-linux
-              build-essential dpkg-dev debhelper postgresql-server-dev-all)
+              boinc-client libboinc-app-dev iproute2 util-linux)
 
 say() { printf '==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

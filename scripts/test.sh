@@ -238,6 +238,9 @@ run_package() {
 
 # ---------------------------------------------------------------------------
 
+# The Debian package (d) is built with dpkg-buildpackage, debhelper and
+# pg_buildext (postgresql-common, pulled in by postgresql-server-dev-all).
+APT_PACKAGES+=(build-essential dpkg-dev debhelper postgresql-server-dev-all)
 ensure_packages
 ensure_node
 if ! build_and_install; then
