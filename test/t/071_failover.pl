@@ -39,7 +39,7 @@
 # connect to the port stored in cron.job.nodeport, the old primary's, and
 # the test's servers listen on different ports.
 #
-# Run time: 30 s to 100 s, most of it waiting for pg_cron's minute.
+# Run time: 10 s to 80 s, most of it waiting for pg_cron's minute.
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
