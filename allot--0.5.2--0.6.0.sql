@@ -220,6 +220,81 @@ GRANT EXECUTE ON FUNCTION allot.app_unit_statistics(bigint[], double precision[]
 GRANT EXECUTE ON FUNCTION allot.check_name(text, text) TO allot_web;
 
 /* ---------------------------------------------------------------------------
+ * Jobs only where they can be sent: a workload without an app is an
+ * assignment workload, which request_work never serves.  0.5.2 accepted jobs
+ * for one, and they sat unsent for ever.  An INSERT of such jobs is refused
+ * by the job trigger (23514, in C: one lookup per inserting statement); an
+ * UPDATE that moves jobs there, or takes the app from a workload that has
+ * jobs, by these row triggers.
+ * ------------------------------------------------------------------------- */
+CREATE FUNCTION allot.job_workload_check() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'job' THEN
+        IF NEW.workload_id IS DISTINCT FROM OLD.workload_id
+           AND EXISTS (SELECT FROM allot.workload w WHERE w.id = NEW.workload_id AND w.app_id IS NULL) THEN
+            RAISE EXCEPTION 'workload % has no app: only a job workload (one with an app) has jobs', NEW.workload_id
+                USING ERRCODE = 'check_violation',
+                      DETAIL = format('Job %s was being moved to it.', NEW.id),
+                      HINT = 'Jobs are for workloads with an app_id; assignment workloads are served by assign_workload.';
+        END IF;
+    ELSIF NEW.app_id IS NULL AND OLD.app_id IS NOT NULL
+          AND EXISTS (SELECT FROM allot.job j WHERE j.workload_id = NEW.id) THEN
+        RAISE EXCEPTION 'workload % has jobs: its app cannot be taken away', NEW.id
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Only a job workload (one with an app) has jobs; delete its jobs first, or give it another app.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION allot.job_workload_check() IS
+    'Row trigger: a job cannot move to a workload without an app, and a workload with jobs keeps an app';
+CREATE TRIGGER job_workload_check BEFORE UPDATE OF workload_id ON allot.job
+    FOR EACH ROW EXECUTE FUNCTION allot.job_workload_check();
+CREATE TRIGGER workload_app_check BEFORE UPDATE OF app_id ON allot.workload
+    FOR EACH ROW EXECUTE FUNCTION allot.job_workload_check();
+REVOKE ALL ON FUNCTION allot.job_workload_check() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.job_workload_check() TO allot_admin;
+
+/* ---------------------------------------------------------------------------
+ * Names the README treats as names are unique: a workload's among the
+ * workloads not finished (a finished test's name may be used again), a
+ * host's among the hosts the operator added (hosts that register
+ * themselves name themselves, and two volunteers may both call theirs
+ * "desktop"); an app's already was.  Duplicates from before are reported,
+ * not dropped: the update stops and names them.
+ * ------------------------------------------------------------------------- */
+DO $$
+DECLARE
+    dup text;
+BEGIN
+    SELECT string_agg(format('workload name %s (workloads %s)', to_json(name), ids), '; ') INTO dup
+      FROM (SELECT name, string_agg(id::text, ', ' ORDER BY id) AS ids FROM allot.workload
+             WHERE name IS NOT NULL AND state <> 'finished' GROUP BY name HAVING count(*) > 1) d;
+    IF dup IS NULL THEN
+        SELECT string_agg(format('host name %s (hosts %s)', to_json(name), ids), '; ') INTO dup
+          FROM (SELECT name, string_agg(id::text, ', ' ORDER BY id) AS ids FROM allot.host
+                 WHERE name IS NOT NULL AND registered_at IS NULL GROUP BY name HAVING count(*) > 1) d;
+    END IF;
+    IF dup IS NOT NULL THEN
+        RAISE EXCEPTION 'allot 0.6.0 makes names unique, and some are not: %', dup
+            USING ERRCODE = 'unique_violation',
+                  HINT = 'Rename or finish the duplicates (UPDATE allot.workload SET name = ... WHERE id = ...), then update again.';
+    END IF;
+END
+$$;
+CREATE UNIQUE INDEX workload_name_key ON allot.workload (name)
+    WHERE name IS NOT NULL AND state <> 'finished';
+CREATE UNIQUE INDEX host_name_key ON allot.host (name)
+    WHERE name IS NOT NULL AND registered_at IS NULL;
+COMMENT ON COLUMN allot.workload.name IS
+    'Name shown to people: unique among the workloads not finished, with no hidden characters';
+COMMENT ON COLUMN allot.host.name IS
+    'Name shown to people, with no hidden characters; unique among the hosts the operator added (hosts that register themselves may share one)';
+
+/* ---------------------------------------------------------------------------
  * Settings.
  * ------------------------------------------------------------------------- */
 DO $$
@@ -356,6 +431,11 @@ AS $$
           FROM allot.job j
          WHERE j.app_version_id IS NOT NULL
            AND NOT EXISTS (SELECT FROM allot.app_version v WHERE v.id = j.app_version_id)
+        UNION ALL
+        SELECT pg_catalog.format('workload %s has %s jobs but no app: they can never be sent',
+                                 w.id, (SELECT count(*) FROM allot.job j WHERE j.workload_id = w.id))
+          FROM allot.workload w
+         WHERE w.app_id IS NULL AND EXISTS (SELECT FROM allot.job j WHERE j.workload_id = w.id)
         UNION ALL
         /* Names written before 0.6.0 that it would refuse. */
         SELECT pg_catalog.format('host %s: its name %s', h.id, allot.name_problem(h.name))

@@ -100,7 +100,8 @@ SELECT count(*) FILTER (WHERE allot.report_job(3, id, 'success', 1, 3600, NULL, 
 --    FLOPS per app unit from its 21 reports: the 5th percentile is the 2nd
 --    smallest of elapsed x raw FLOPS / app units (the first value past 5%
 --    of the voices: one host, each report 1/21), 3.6e12 for both (the
---    lie's 3600 x 1e9 / 100 = 3.6e10 is the smallest).  A validated job
+--    lie's 3600 x 1e9 / 2, its app units counted at the bound, 1.8e12, is
+--    the smallest).  A validated job
 --    earns actual_au_mean x est_flops_per_au / 4.32e11: 8.3333 for the
 --    honest app, 22/21 of it, 8.7302, for the lied-to one (counted as
 --    claimed: 120/21 of it, 47.6190).

@@ -6,8 +6,9 @@
  * validator accepted (validate_job) are read, each once (job.sampled).  For
  * each job's app:
  *
- *   FLOPS per app unit  elapsed * raw_flops_per_sec / app_units goes into
- *                       the app's CPU or GPU array with its host; every
+ *   FLOPS per app unit  elapsed * raw_flops_per_sec / app_units, the app
+ *                       units counted up to the app's bound (below), goes
+ *                       into the app's CPU or GPU array with its host; every
  *                       allot.flops_sample_size values give a figure, the
  *                       allot.flops_percentile of the values with each
  *                       host one voice (allot_percentile_voices): a host
@@ -21,7 +22,11 @@
  *   app units           (host, actual, predicted) joins the app's window
  *                       of its last allot.app_unit_window validated
  *                       successes, and the app's statistics are computed
- *                       from the window again (app_unit_stats.c)
+ *                       from the window again (app_unit_stats.c), with the
+ *                       ratio up to which a report counts in full.  This
+ *                       comes first: a claim of 1e6 app units would
+ *                       otherwise make a FLOPS value a millionth of the
+ *                       truth, and enough such hosts would set the figure
  *
  * Before 0.6.0 the app has no host arrays and no window: each value is a
  * voice of its own, and the statistics are left as they are.
@@ -58,7 +63,7 @@ typedef struct LearnJob
 	int64		host_id;
 	bool		gpu;
 	bool		reference;
-	double		flops_per_au;	/* NaN: says nothing of FLOPS */
+	double		flops;			/* elapsed x raw FLOPS; NaN: says nothing of FLOPS */
 	double		actual;
 	double		predicted;
 } LearnJob;
@@ -81,7 +86,7 @@ prepare_plans(bool windows)
 	{
 		samples_plan = allot_prepare(
 									 "SELECT j.id, v.app_id, j.host_id, v.resource <> 'cpu', j.reference,"
-									 "       j.elapsed_secs * j.raw_flops_per_sec / j.app_units,"
+									 "       j.elapsed_secs * j.raw_flops_per_sec,"
 									 "       j.app_units, j.predicted_app_units"
 									 "  FROM allot.job j JOIN allot.app_version v ON v.id = j.app_version_id"
 									 " WHERE j.state = 'done' AND j.validated AND NOT j.sampled"
@@ -394,9 +399,11 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 				has_gpu_fig,
 				has_est,
 				new_figure = false;
+	double		bound = INFINITY;
 	Datum		args[20];
 	char		nulls[20];
 
+	memset(nulls, ' ', sizeof(nulls));
 	cpu_fig = DatumGetFloat8(SPI_getbinval(t, d, 5, &isnull));
 	has_cpu_fig = !isnull;
 	gpu_fig = DatumGetFloat8(SPI_getbinval(t, d, 6, &isnull));
@@ -404,22 +411,91 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 	est = DatumGetFloat8(SPI_getbinval(t, d, 7, &isnull));
 	has_est = !isnull;
 
+	/*
+	 * The window first: what it held, then these jobs, the newest kept; its
+	 * statistics, and the ratio up to which a report counts in full, which
+	 * bounds the app units a FLOPS sample is divided by as well.  Before
+	 * 0.6.0 there is no window, and claims count as made.
+	 */
+	if (windows)
+	{
+		int64	   *hosts;
+		double	   *actual,
+				   *predicted;
+		int			nh,
+					na,
+					np,
+					total,
+					drop;
+		AppUnitReport *reports;
+		double	   *work;
+		AppStats	stats;
+
+		int8_values(SPI_getbinval(t, d, 11, &isnull), &nh, &hosts, n);
+		float8_values(SPI_getbinval(t, d, 12, &isnull), &na, &actual, n);
+		float8_values(SPI_getbinval(t, d, 13, &isnull), &np, &predicted, n);
+		total = Min(nh, Min(na, np));
+		for (int i = 0; i < n; i++)
+		{
+			if (!(jobs[i].actual > 0))
+				continue;
+			hosts[total] = jobs[i].host_id;
+			actual[total] = jobs[i].actual;
+			predicted[total++] = jobs[i].predicted;
+		}
+		drop = total > allot_app_unit_window ? total - allot_app_unit_window : 0;
+		hosts += drop;
+		actual += drop;
+		predicted += drop;
+		total -= drop;
+
+		reports = palloc(sizeof(AppUnitReport) * (total + 1));
+		work = palloc(sizeof(double) * (4 * total + 1));
+		for (int i = 0; i < total; i++)
+		{
+			reports[i].host_id = hosts[i];
+			reports[i].actual = actual[i];
+			reports[i].predicted = predicted[i];
+		}
+		allot_app_unit_stats(reports, total, work, &stats, &bound);
+
+		args[9] = int8_datum(hosts, total);
+		args[10] = float8_datum(actual, total);
+		args[11] = float8_datum(predicted, total);
+		args[12] = Int64GetDatum(stats.n);
+		args[13] = Float8GetDatum(stats.actual_au_mean);
+		args[14] = Float8GetDatum(stats.actual_au_m2);
+		args[15] = Float8GetDatum(stats.predicted_au_mean);
+		args[16] = Float8GetDatum(stats.predicted_au_m2);
+		args[17] = Float8GetDatum(stats.au_ratio_mean);
+		args[18] = Float8GetDatum(stats.au_ratio_m2);
+		args[19] = Float8GetDatum(bound);
+		nulls[19] = total > 0 ? ' ' : 'n';
+		if (total == 0)
+			bound = INFINITY;
+	}
+
 	/* Seed 004 note 3: an app with reference jobs learns FLOPS from those only. */
 	for (int i = 0; i < n; i++)
 	{
 		const LearnJob *j = &jobs[i];
+		double		units,
+					per_au;
 
 		/* A report without elapsed time says nothing of FLOPS. */
-		if (isnan(j->flops_per_au) || (reference_only && !j->reference))
+		if (isnan(j->flops) || !(j->actual > 0) || (reference_only && !j->reference))
 			continue;
+		/* raw_flops_per_au, its app units counted up to the bound. */
+		units = Min(j->actual, bound * j->predicted);
+		per_au = j->flops / units;
 		if (j->gpu)
 		{
-			add_gpu[ngpu] = j->flops_per_au;
+			add_gpu[ngpu] = per_au;
 			add_gpu_hosts[ngpu++] = j->host_id;
 		}
 		else
 		{
-			add_cpu[ncpu] = j->flops_per_au;
+			add_cpu[ncpu] = per_au;
 			add_cpu_hosts[ncpu++] = j->host_id;
 		}
 	}
@@ -452,7 +528,6 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 		(*figures_made)++;
 	}
 
-	memset(nulls, ' ', sizeof(nulls));
 	args[0] = Int64GetDatum(id);
 	args[1] = float8_datum(cpu.v, cpu.n);
 	args[2] = float8_datum(gpu.v, gpu.n);
@@ -463,65 +538,12 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 	args[5] = Float8GetDatum(est);
 	nulls[5] = has_est ? ' ' : 'n';
 	args[6] = BoolGetDatum(new_figure);
-
 	if (windows)
 	{
-		/* The window: what it held, then these jobs, the newest kept. */
-		int64	   *hosts;
-		double	   *actual,
-				   *predicted;
-		int			nh,
-					na,
-					np,
-					total,
-					drop;
-		AppUnitReport *reports;
-		double	   *work;
-		AppStats	stats;
-		double		bound;
-
-		int8_values(SPI_getbinval(t, d, 11, &isnull), &nh, &hosts, n);
-		float8_values(SPI_getbinval(t, d, 12, &isnull), &na, &actual, n);
-		float8_values(SPI_getbinval(t, d, 13, &isnull), &np, &predicted, n);
-		total = Min(nh, Min(na, np));
-		for (int i = 0; i < n; i++)
-		{
-			if (!(jobs[i].actual > 0))
-				continue;
-			hosts[total] = jobs[i].host_id;
-			actual[total] = jobs[i].actual;
-			predicted[total++] = jobs[i].predicted;
-		}
-		drop = total > allot_app_unit_window ? total - allot_app_unit_window : 0;
-		hosts += drop;
-		actual += drop;
-		predicted += drop;
-		total -= drop;
-
-		reports = palloc(sizeof(AppUnitReport) * (total + 1));
-		work = palloc(sizeof(double) * (4 * total + 1));
-		for (int i = 0; i < total; i++)
-		{
-			reports[i].host_id = hosts[i];
-			reports[i].actual = actual[i];
-			reports[i].predicted = predicted[i];
-		}
-		allot_app_unit_stats(reports, total, work, &stats, &bound);
-
 		args[7] = int8_datum(cpu.host, cpu.n);
 		args[8] = int8_datum(gpu.host, gpu.n);
-		args[9] = int8_datum(hosts, total);
-		args[10] = float8_datum(actual, total);
-		args[11] = float8_datum(predicted, total);
-		args[12] = Int64GetDatum(stats.n);
-		args[13] = Float8GetDatum(stats.actual_au_mean);
-		args[14] = Float8GetDatum(stats.actual_au_m2);
-		args[15] = Float8GetDatum(stats.predicted_au_mean);
-		args[16] = Float8GetDatum(stats.predicted_au_m2);
-		args[17] = Float8GetDatum(stats.au_ratio_mean);
-		args[18] = Float8GetDatum(stats.au_ratio_m2);
-		args[19] = Float8GetDatum(bound);
 	}
+
 	if (SPI_execute_plan(app_update_plan[windows], args, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update app %lld", (long long) id);
 }
@@ -572,7 +594,7 @@ allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
 		jobs[i].gpu = DatumGetBool(SPI_getbinval(t, d, 4, &isnull));
 		jobs[i].reference = DatumGetBool(SPI_getbinval(t, d, 5, &isnull));
 		v = SPI_getbinval(t, d, 6, &isnull);
-		jobs[i].flops_per_au = isnull || !isfinite(DatumGetFloat8(v)) || DatumGetFloat8(v) <= 0 ?
+		jobs[i].flops = isnull || !isfinite(DatumGetFloat8(v)) || DatumGetFloat8(v) <= 0 ?
 			NAN : DatumGetFloat8(v);
 		/* A row an operator marked done, without a report: no app units. */
 		v = SPI_getbinval(t, d, 7, &isnull);

@@ -515,6 +515,40 @@ write_job_usage(const JobDeltas *deltas, int32 shard)
 		elog(ERROR, "could not update allot.job_usage");
 }
 
+/*
+ * Jobs only for job workloads: an INSERT of jobs into a workload without an
+ * app (an assignment workload, which request_work never serves) is refused.
+ * One lookup per inserting statement, over the workloads it touched; an
+ * UPDATE that moves jobs is checked by a row trigger (job_workload_check),
+ * so that the requests' updates pay nothing for it.
+ */
+static void
+check_job_workloads(const JobDeltas *deltas)
+{
+	static SPIPlanPtr plan = NULL;
+	Datum		args[1];
+	bool		isnull;
+
+	if (plan == NULL)
+	{
+		Oid			types[1] = {INT8ARRAYOID};
+
+		plan = allot_prepare("SELECT id FROM allot.workload"
+							 " WHERE id = ANY ($1) AND app_id IS NULL ORDER BY id LIMIT 1",
+							 1, types);
+	}
+	args[0] = delta_array(deltas, offsetof(JobDelta, workload_id));
+	if (SPI_execute_plan(plan, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.workload");
+	if (SPI_processed == 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("workload %lld has no app: only a job workload (one with an app) has jobs",
+						(long long) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+																SPI_tuptable->tupdesc, 1, &isnull))),
+				 errhint("Jobs are for workloads with an app_id; assignment workloads are served by assign_workload.")));
+}
+
 PG_FUNCTION_INFO_V1(allot_job_usage_trigger);
 
 Datum
@@ -561,6 +595,8 @@ allot_job_usage_trigger(PG_FUNCTION_ARGS)
 	ExecDropSingleTupleTableSlot(slot);
 
 	finish_deltas(&deltas, op == 1);
+	if (op == 0 && deltas.n > 0)
+		check_job_workloads(&deltas);
 	if (deltas.n > 0)
 		write_job_usage(&deltas, backend_shard());
 	if (deltas.credit)

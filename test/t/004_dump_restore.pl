@@ -357,7 +357,7 @@ INSERT INTO allot.workload (engine) VALUES ('New');
 INSERT INTO allot.host (os) VALUES ('Linux');
 INSERT INTO allot.app (name) VALUES ('new');
 INSERT INTO allot.app_version (app_id, resource) SELECT min(id), 'cpu' FROM allot.app;
-INSERT INTO allot.job (workload_id) SELECT min(id) FROM allot.workload;
+INSERT INTO allot.job (workload_id) SELECT min(id) FROM allot.workload WHERE app_id IS NOT NULL;
 SELECT format('workload %s, host %s, app %s, app_version %s, job %s',
               (SELECT max(id) FROM allot.workload), (SELECT max(id) FROM allot.host),
               (SELECT max(id) FROM allot.app), (SELECT max(id) FROM allot.app_version),

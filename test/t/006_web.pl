@@ -591,7 +591,8 @@ post('/api/release', { host_id => 1 });    # as the tests below expect
 ($rc, $out, $err) = host_key([ 'issue', '424242' ]);
 is_deeply([ $rc, $out ], [ 1, '' ], 'host-key.js issue of an unknown host id: exit 1, no key');
 like($err, qr/^host-key\.js: no host has id "424242"$/m, 'and says why');
-sql(q{INSERT INTO allot.host (id, name, threads) VALUES (4, 'twin', 1), (5, 'twin', 1)});
+# (Two hosts that registered themselves: the operator's hosts have names of their own.)
+sql(q{INSERT INTO allot.host (id, name, threads, registered_at) VALUES (4, 'twin', 1, now()), (5, 'twin', 1, now())});
 ($rc, $out, $err) = host_key([ 'issue', 'twin' ]);
 is_deeply([ $rc, $out ], [ 1, '' ], 'a name that two hosts share: exit 1, no key');
 like($err, qr/^host-key\.js: 2 hosts are named "twin" \(ids 4, 5\): give the id$/m, 'and says which');

@@ -134,6 +134,8 @@ my %edit_refusals = (
 $node->safe_psql(
 	'postgres', q{
 CREATE SCHEMA stress;
+-- Names of added workloads and hosts: they are unique (0.6.0).
+CREATE SEQUENCE stress.names;
 CREATE TABLE stress.edit_log (
     mode      text NOT NULL DEFAULT current_setting('allot.fairness'),
     operation text NOT NULL,
@@ -181,11 +183,13 @@ CREATE FUNCTION stress.edit_workload(jobs boolean, r int) RETURNS text LANGUAGE 
     SELECT CASE r % 4
            WHEN 0 THEN stress.edit('add ' || kind, CASE WHEN jobs THEN format(
                'WITH w AS (INSERT INTO allot.workload (name, engine, app_id, throughput, delay_bound)
-                           VALUES (''added'', ''cruncher'', %s, %s, ''3 days'') RETURNING id)
+                           VALUES (''added '' || nextval(''stress.names''), ''cruncher'', %s, %s, ''3 days'')
+                           RETURNING id)
                 INSERT INTO allot.job (workload_id) SELECT id FROM w, generate_series(1, 50)',
                1 + r % 3, 500 + r % 2000)
                ELSE format('INSERT INTO allot.workload (name, engine, throughput)
-                            VALUES (''added'', ''Ethereal'', %s)', 500 + r % 2000) END)
+                            VALUES (''added '' || nextval(''stress.names''), ''Ethereal'', %s)',
+                           500 + r % 2000) END)
            WHEN 1 THEN stress.edit('delete ' || kind, format(
                'DELETE FROM allot.workload
                  WHERE id = (SELECT id FROM allot.workload w WHERE id >= 1000 AND app_id IS %s NULL
@@ -214,7 +218,7 @@ DECLARE
     added bigint;
 BEGIN
     INSERT INTO allot.host (name, os, cpu_flags, threads, cpu_flops)
-    VALUES ('added', 'Linux', '{avx2}', 8, 2e9) RETURNING id INTO added;
+    VALUES ('added ' || nextval('stress.names'), 'Linux', '{avx2}', 8, 2e9) RETURNING id INTO added;
     PERFORM allot.assign_workload(added);
 END
 $$;
