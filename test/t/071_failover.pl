@@ -12,6 +12,8 @@
 #      - every job whose send was acknowledged, and whose report was not, is
 #        in progress for that very host (the one report a client may have
 #        had in flight may have been applied: its job is done by that host);
+#        every job whose report was acknowledged is done by its host, and the
+#        report, repeated, gets its reply again;
 #      - no job was acknowledged to two hosts; check_invariants() is empty
 #        and every job agrees with its state and reports (AllotLoad.pm); no
 #        job was lost;
@@ -278,7 +280,7 @@ like($probe_job, qr/^\d+$/, 'probe host 1001 takes a sieve job, due in 5 seconds
 kill_node($primary);
 
 # The clients end with their connections; read what each was told.
-my (%held, %maybe_done, @duplicates, @model);
+my (%held, %maybe_done, %reported, @duplicates, @model);
 my ($sends, $reports) = (0, 0);
 $held{$probe_job} = 1001;
 for my $c (0 .. $n_clients - 1)
@@ -323,6 +325,7 @@ for my $c (0 .. $n_clients - 1)
 			  || (defined $job && $state ne 'done');
 			next unless defined $job;
 			delete $held{$job};
+			$reported{$job} = $h;
 			delete $holds{$h}{$job};
 			$reports++;
 		}
@@ -348,6 +351,13 @@ my $new = $standby;
 
 is(lost_sends($new, \%held, \%maybe_done), '',
 	'every acknowledged send is in progress for its host on the new primary');
+is( $new->safe_psql(
+		'postgres', qq{
+SELECT count(*) FROM allot.job j
+  JOIN (VALUES @{[ join ', ', map { "($_, $reported{$_})" } sort { $a <=> $b } keys %reported ]}) v(job, host)
+    ON j.id = v.job AND j.state = 'done' AND j.host_id = v.host}),
+	scalar(keys %reported),
+	'every acknowledged report is there: its job is done by its host');
 is(farm_problems($new, 'postgres'), '',
 	'check_invariants() is empty and every job agrees with its state and reports');
 is($new->safe_psql('postgres', $jobs_per_workload_sql),
@@ -378,13 +388,19 @@ is(lost_sends($new, \%still_held, \%maybe_done), '',
 	'no held job was sent again: each is still in progress for its host');
 
 # Each host reports what it holds (the in-flight report, applied or not,
-# gets the same reply).
-my $values = join ', ', map { "($still_held{$_}, $_)" } sort { $a <=> $b } keys %still_held;
-is( $new->safe_psql(
+# gets the same reply), and repeats the reports it was acknowledged.
+sub reports_done
+{
+	my ($jobs) = @_;
+	my $values = join ', ', map { "($jobs->{$_}, $_)" } sort { $a <=> $b } keys %$jobs;
+	return $new->safe_psql(
 		'postgres', qq{
 SELECT count(*) FILTER (WHERE allot.report_job(v.host, v.job, 'success') ->> 'state' = 'done')
-  FROM (VALUES $values) v(host, job)}),
-	scalar(keys %still_held),
+  FROM (VALUES $values) v(host, job)});
+}
+is(reports_done(\%reported), scalar(keys %reported),
+	'every acknowledged report, repeated on the new primary, gets its reply again');
+is(reports_done(\%still_held), scalar(keys %still_held),
 	'every host reports the jobs it was acknowledged, and every report is accepted');
 is(farm_problems($new, 'postgres'), '',
 	'check_invariants() is empty after the reconnected load');
