@@ -79,10 +79,11 @@ extern void allot_begin_host_request(int64 host_id, const char *table);
 extern void allot_lock_for_write(const char *table);
 
 /*
- * Every entry point that writes allot's tables calls this first: on a
- * standby (in recovery) or in a read-only transaction it refuses with
- * 25006, naming the function, before it takes a lock or reads a row; the
- * status views and the read-only functions keep working there.
+ * Every entry point that writes allot's tables calls this right after
+ * allot_check_settings: on a standby (in recovery) or in a read-only
+ * transaction it refuses with 25006, naming the function, before any
+ * argument is read, lock taken or row read; the status views and the
+ * read-only functions keep working there.
  */
 extern void allot_require_writable(const char *function);
 
