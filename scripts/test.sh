@@ -5,9 +5,12 @@
 #   (b) pgTAP: test/pgtap/*.sql, each in a fresh database of a throwaway cluster
 #   (c) Perl TAP: test/t/*.pl with prove, if any exist; a file that passes
 #       but writes to stderr (a warning) counts as failed
+#   (d) the Debian package: dpkg-buildpackage in a clean copy of the tree,
+#       then its autopkgtest (the pg_regress suite) against the .deb's files,
+#       unpacked into a copy of the system's PostgreSQL 15
 # All stages run even if an earlier one fails.  The last line is
-# "N passed, N failed" (one per pg_regress test, isolation spec, pgTAP file and
-# TAP file); the exit status is non-zero if anything failed.
+# "N passed, N failed" (one per pg_regress test, isolation spec, pgTAP file,
+# TAP file and the package); the exit status is non-zero if anything failed.
 #
 # Runs as root (clusters and tests then run as user postgres) or as a normal
 # user with sudo (sudo only for apt-get and make install).
@@ -164,7 +167,80 @@ run_tap() {
 }
 
 # ---------------------------------------------------------------------------
+# (d) The Debian package (debian/).  dpkg-buildpackage -us -uc -b builds it in
+# a clean copy of the tree, with pg_buildext, against the system's
+# PostgreSQL 15.  Its version must be allot.control's.  Then the package's
+# own test, debian/tests/installcheck (the pg_regress suite), runs against
+# its files: the .deb is unpacked (dpkg-deb -x) into a copy of the system's
+# PostgreSQL 15 from which every file of allot was removed, so that the
+# copy's server finds the package's files where apt would have put them.
+# The system's PostgreSQL is not touched.
+package_failed() {
+    echo "package: $1"
+    if [ -s "$WORK/package.log" ]; then
+        echo "----- last 60 lines of package.log -----"
+        tail -n 60 "$WORK/package.log"
+    fi
+    FAILED=$((FAILED + 1))
+}
 
+run_package() {
+    local dir src root log version want contents listed expected rc=0
+    local sys=/usr/lib/postgresql/15 share=/usr/share/postgresql/15
+    say "Debian package: dpkg-buildpackage, then the regression suite against the .deb"
+    log="$WORK/package.log"
+    new_tmpdir dir
+    src=$dir/allot
+    root=$dir/root
+    mkdir "$src"
+    tar -cf - --exclude=./.git --exclude=./tmp_check --exclude=./tmp_check_iso \
+        --exclude=./results --exclude=./output_iso --exclude=./log . | tar -xf - -C "$src"
+    if ! env -C "$src" dpkg-buildpackage -us -uc -b -J"$(nproc)" >"$log" 2>&1 </dev/null; then
+        package_failed "dpkg-buildpackage failed"
+        return 0
+    fi
+    local debs=("$dir"/postgresql-15-allot_*.deb)
+    if [ ${#debs[@]} -ne 1 ]; then
+        package_failed "dpkg-buildpackage made no postgresql-15-allot .deb"
+        return 0
+    fi
+    say "package: $(basename "${debs[0]}")"
+
+    version=$(dpkg-deb -f "${debs[0]}" Version)
+    want=$(sed -n "s/^default_version = '\(.*\)'\$/\1/p" allot.control)
+    if [ "$version" != "$want" ]; then
+        package_failed "the package is allot $version, but allot.control's default_version is $want: add a debian/changelog entry for $want"
+        return 0
+    fi
+    contents=$(dpkg-deb -c "${debs[0]}" | awk '{ print $6 }')
+    listed=$(sed -n 's|^\./usr/share/postgresql/15/extension/\(.\+\)$|\1|p' <<<"$contents" | sort)
+    expected=$(printf '%s\n' allot.control allot--*.sql | sort)
+    if [ "$listed" != "$expected" ] || ! grep -qx '\./usr/lib/postgresql/15/lib/allot\.so' <<<"$contents"; then
+        package_failed "the package does not hold allot.so, allot.control and exactly the tree's scripts: ${listed//$'\n'/ }"
+        return 0
+    fi
+
+    mkdir -p "$root/usr/lib/postgresql" "$root/usr/share/postgresql"
+    cp -a "$sys" "$root/usr/lib/postgresql/"
+    cp -a "$share" "$root/usr/share/postgresql/"
+    rm -rf "$root$sys/lib/allot.so" "$root$sys/lib/bitcode/allot" \
+        "$root$sys/lib/bitcode/allot.index.bc" "$root$share"/extension/allot[.-]*
+    dpkg-deb -x "${debs[0]}" "$root"
+    run_limited "$STAGE_TIMEOUT" "" env -C "$src" PG_CONFIG="$root$sys/bin/pg_config" \
+        debian/tests/installcheck >>"$log" 2>&1 || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        package_failed "debian/tests/installcheck failed against the unpacked .deb (exit $rc)"
+        return 0
+    fi
+    grep -E "^### allot|tests passed" "$log" || true
+    PASSED=$((PASSED + 1))
+}
+
+# ---------------------------------------------------------------------------
+
+# The Debian package (d) is built with dpkg-buildpackage, debhelper and
+# pg_buildext (postgresql-common, pulled in by postgresql-server-dev-all).
+APT_PACKAGES+=(build-essential dpkg-dev debhelper postgresql-server-dev-all)
 ensure_packages
 ensure_node
 if ! build_and_install; then
@@ -188,4 +264,5 @@ run_installcheck regress "" ISOLATION=
 run_installcheck isolation output_iso REGRESS=
 run_pgtap
 run_tap
+run_package
 summary_and_exit

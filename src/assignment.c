@@ -555,6 +555,7 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 		funcctx->tuple_desc = assign_result_desc(fcinfo);
 
 		allot_check_settings();
+		allot_require_writable("allot.assign_workload");
 		allot_require_arg(fcinfo, 0, "host_id");
 		host_id = PG_GETARG_INT64(0);
 		now = allot_now_arg(fcinfo, 1);
@@ -804,6 +805,7 @@ allot_heartbeat(PG_FUNCTION_ARGS)
 	bool		has_assignment;
 
 	allot_check_settings();
+	allot_require_writable("allot.heartbeat");
 	allot_require_arg(fcinfo, 0, "host_id");
 	host_id = PG_GETARG_INT64(0);
 	args[0] = Int64GetDatum(host_id);
@@ -837,6 +839,7 @@ allot_release_assignment(PG_FUNCTION_ARGS)
 				isnull;
 
 	allot_check_settings();
+	allot_require_writable("allot.release_assignment");
 	allot_require_arg(fcinfo, 0, "host_id");
 	host_id = PG_GETARG_INT64(0);
 	args[0] = Int64GetDatum(host_id);
@@ -868,6 +871,7 @@ allot_expire_assignments(PG_FUNCTION_ARGS)
 	int64		expired;
 
 	allot_check_settings();
+	allot_require_writable("allot.expire_assignments");
 	cutoff = allot_assignment_cutoff(allot_now_arg(fcinfo, 0));
 	SPI_connect();
 	expired = allot_expire_assignments_upto(cutoff, PG_INT64_MAX);

@@ -30,6 +30,7 @@ allot_request_work(PG_FUNCTION_ARGS)
 	Datum		reply;
 
 	allot_check_settings();
+	allot_require_writable("allot.request_work");
 	allot_require_arg(fcinfo, 0, "host_id");
 	allot_require_arg(fcinfo, 1, "request");
 	host_id = PG_GETARG_INT64(0);

@@ -9,6 +9,8 @@
 
 #include "catalog/namespace.h"
 #include "access/htup_details.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #if PG_VERSION_NUM >= 150000
 #include "common/pg_prng.h"
@@ -133,6 +135,29 @@ allot_materialize(FunctionCallInfo fcinfo, TupleDesc *desc)
 	return store;
 }
 
+/*
+ * A standby (or a read-only transaction) would otherwise fail a writer at
+ * its first locking read, with 25006 naming an internal statement; say what
+ * happened and where to call instead (entry.h).
+ */
+void
+allot_require_writable(const char *function)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("%s cannot run on a standby: the server is in recovery, and read-only",
+						function),
+				 errdetail("%s writes allot's tables.", function),
+				 errhint("Call it on the primary. A standby serves the status views and "
+						 "allot's read-only functions.")));
+	if (XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("%s cannot run in a read-only transaction", function),
+				 errdetail("%s writes allot's tables.", function),
+				 errhint("Call it in a read-write transaction (transaction_read_only off).")));
+}
 
 /* Is the role the request comes from an operator (allot_admin) or superuser? */
 static bool

@@ -78,6 +78,15 @@ extern void allot_execute_rows(SPIPlanPtr plan, Datum *args, bool read_only,
 extern void allot_begin_host_request(int64 host_id, const char *table);
 extern void allot_lock_for_write(const char *table);
 
+/*
+ * Every entry point that writes allot's tables calls this right after
+ * allot_check_settings: on a standby (in recovery) or in a read-only
+ * transaction it refuses with 25006, naming the function, before any
+ * argument is read, lock taken or row read; the status views and the
+ * read-only functions keep working there.
+ */
+extern void allot_require_writable(const char *function);
+
 /* Entry points reject NULL arguments they cannot do without. */
 static inline void
 allot_require_arg(FunctionCallInfo fcinfo, int argno, const char *name)

@@ -298,6 +298,7 @@ allot_report_job(PG_FUNCTION_ARGS)
 	Datum		reply;
 
 	allot_check_settings();
+	allot_require_writable("allot.report_job");
 	allot_require_arg(fcinfo, 0, "host_id");
 	allot_require_arg(fcinfo, 1, "job_id");
 	allot_require_arg(fcinfo, 2, "outcome");

@@ -357,6 +357,7 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 	char	   *json;
 
 	allot_check_settings();
+	allot_require_writable("allot.run_transitioner");
 	now = allot_now_arg(fcinfo, 0);
 	SPI_connect();
 	/* The table locks every writer takes first (entry.h). */
@@ -443,6 +444,7 @@ allot_validate_job(PG_FUNCTION_ARGS)
 	Datum		args[2];
 
 	allot_check_settings();
+	allot_require_writable("allot.validate_job");
 	allot_require_arg(fcinfo, 0, "job_id");
 	allot_require_arg(fcinfo, 1, "valid");
 	job_id = PG_GETARG_INT64(0);

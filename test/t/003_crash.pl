@@ -32,7 +32,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-use AllotLoad qw(farm_problems debt_tops child_processes processes_gone);
+use AllotLoad qw(farm_problems debt_tops child_processes processes_gone create_retried);
 
 my $node = PostgreSQL::Test::Cluster->new('crash');
 $node->init;
@@ -233,27 +233,8 @@ sub load_after_recovery
 # Probes: a committed request and report, and a request left uncommitted.
 #
 # They run while the load does, and a call of allot may be chosen as the
-# victim of a deadlock (40P01).  They retry it as the README asks a web layer
-# to ("Calling allot from a web layer"), within the caller's transaction: a
-# plpgsql exception block rolls back only the failed attempt.
-$node->safe_psql(
-	'postgres', q{
-CREATE FUNCTION retried(query text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    result text;
-BEGIN
-    FOR attempt IN 1 .. 20 LOOP
-        BEGIN
-            EXECUTE query INTO result;
-            RETURN result;
-        EXCEPTION WHEN deadlock_detected THEN
-            NULL;    -- try again
-        END;
-    END LOOP;
-    RAISE EXCEPTION 'still deadlocked after 20 attempts: %', query;
-END
-$$;
-});
+# victim of a deadlock (40P01): they go through retried() (AllotLoad.pm).
+create_retried($node, 'postgres');
 
 # request_work for a probe host, outside the sieve (its jobs time out in 2
 # seconds), as SQL that returns the reply's job ids, in order.

@@ -1,13 +1,15 @@
-# Shared by the Perl TAP tests of allot that put a farm through a crash or a
-# dump and restore: what a consistent farm looks like, and how to tell that
-# a killed server's processes are really gone.
+# Shared by the Perl TAP tests of allot that put a farm through a crash, a
+# failover or a dump and restore: what a consistent farm looks like, how to
+# call allot under a load as a web layer would, and how to tell that a
+# killed server's processes are really gone.
 package AllotLoad;
 
 use strict;
 use warnings FATAL => 'all';
 use Exporter 'import';
 
-our @EXPORT_OK = qw(farm_problems debt_tops child_processes processes_gone);
+our @EXPORT_OK =
+  qw(farm_problems debt_tops child_processes processes_gone create_retried);
 
 # One line per job whose row contradicts its state or its reports.  Every
 # rule follows from what request_work, report_job and run_transitioner
@@ -94,6 +96,36 @@ SELECT count(*) > 0,
   FROM (SELECT c.resource, w.app_id IS NOT NULL AS jobs, max(c.debt) AS top
           FROM allot.workload_credit c JOIN allot.workload w ON w.id = c.workload_id
          GROUP BY 1, 2) t});
+}
+
+# create_retried($node, $db): the function retried(query text), which runs
+# a query returning one text value and retries it when it is chosen as the
+# victim of a deadlock (40P01), as the README asks a web layer to ("Calling
+# allot from a web layer"): within the caller's transaction, a plpgsql
+# exception block rolls back only the failed attempt.  Calls under a load
+# of transitioner runs meet such deadlocks now and then.
+sub create_retried
+{
+	my ($node, $db) = @_;
+	$node->safe_psql(
+		$db, q{
+CREATE FUNCTION retried(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    result text;
+BEGIN
+    FOR attempt IN 1 .. 20 LOOP
+        BEGIN
+            EXECUTE query INTO result;
+            RETURN result;
+        EXCEPTION WHEN deadlock_detected THEN
+            NULL;    -- try again
+        END;
+    END LOOP;
+    RAISE EXCEPTION 'still deadlocked after 20 attempts: %', query;
+END
+$$;
+});
+	return;
 }
 
 # child_processes($pid): the processes whose parent is $pid (Linux /proc).
