@@ -589,6 +589,17 @@ DECLARE
     jobs bigint;
     reports bigint;
 BEGIN
+    /* As the C writers say it (allot_require_writable). */
+    IF pg_catalog.pg_is_in_recovery() THEN
+        RAISE EXCEPTION 'allot.merge_host cannot run on a standby: the server is in recovery, and read-only'
+            USING ERRCODE = 'read_only_sql_transaction', DETAIL = 'allot.merge_host writes allot''s tables.',
+                  HINT = 'Call it on the primary. A standby serves the status views and allot''s read-only functions.';
+    END IF;
+    IF pg_catalog.current_setting('transaction_read_only')::boolean THEN
+        RAISE EXCEPTION 'allot.merge_host cannot run in a read-only transaction'
+            USING ERRCODE = 'read_only_sql_transaction', DETAIL = 'allot.merge_host writes allot''s tables.',
+                  HINT = 'Call it in a read-write transaction (transaction_read_only off).';
+    END IF;
     IF keep IS NULL OR gone IS NULL THEN
         RAISE EXCEPTION 'keep and gone must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;

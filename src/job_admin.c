@@ -43,6 +43,7 @@ allot_requeue_job(PG_FUNCTION_ARGS)
 	char	   *reply;
 
 	allot_check_settings();
+	allot_require_writable("allot.requeue_job");
 	allot_require_arg(fcinfo, 0, "job_id");
 	job_id = PG_GETARG_INT64(0);
 	now = allot_now_arg(fcinfo, 1);
@@ -119,6 +120,7 @@ allot_time_out_host(PG_FUNCTION_ARGS)
 	int64		n;
 
 	allot_check_settings();
+	allot_require_writable("allot.time_out_host");
 	allot_require_arg(fcinfo, 0, "host_id");
 	host_id = PG_GETARG_INT64(0);
 	now = allot_now_arg(fcinfo, 1);

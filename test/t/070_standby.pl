@@ -46,7 +46,8 @@ INSERT INTO allot.app_version (id, app_id, resource, ncpus, ncoprocs) VALUES
     (11, 1, 'cpu', 1, 0), (12, 1, 'nvidia', 0.5, 1);
 INSERT INTO allot.workload (id, name, engine, app_id, throughput) VALUES
     (11, 'cruncher', 'cruncher', 1, 1000);
-INSERT INTO allot.job (workload_id) SELECT 11 FROM generate_series(1, 50);
+-- No retries: an error is final, for the status views to show.
+INSERT INTO allot.job (workload_id, max_error_results) SELECT 11, 0 FROM generate_series(1, 50);
 INSERT INTO allot.host (id, name, os, threads, cpu_flops)
 SELECT i, 'host-' || i, 'Linux', 4 * i, 1e9 FROM generate_series(1, 4) i;
 INSERT INTO allot.host_coproc (host_id, resource, count, peak_flops) VALUES (3, 'nvidia', 1, 1e13);
@@ -153,7 +154,8 @@ my @readers = (
 	[ farm_operator => "SELECT * FROM allot.host_queue(4, 3600, 7200, now => $at)" ],
 	[ farm_operator => "SELECT * FROM allot.fairness_state($at) ORDER BY 1, 2" ],
 	[ farm_operator => 'SELECT * FROM allot.check_invariants()' ],
-	[ farm_operator => q{SELECT allot.check_name('host', 'box-2')} ]);
+	[ farm_operator => q{SELECT allot.check_name('host', 'box-2')} ],
+	[ farm_web => 'SELECT * FROM allot.host_jobs(4)' ]);
 for my $r (@readers)
 {
 	my ($role, $sql) = @$r;
@@ -166,6 +168,11 @@ for my $r (@readers)
 # Writers.  Each call is one a login may make and would succeed on the
 # primary: hosts, jobs and arguments exist and are valid.
 my $held = held_job(4);
+my $unsent = $primary->safe_psql('postgres', "SELECT min(id) FROM allot.job WHERE state = 'unsent'");
+# A host to merge into host 1, made on the primary.
+my $spare = $primary->safe_psql('postgres',
+	q{INSERT INTO allot.host (id, os, threads) VALUES (5, 'Linux', 1) RETURNING id});
+$primary->wait_for_catchup($standby, 'replay');
 my $done = $primary->safe_psql('postgres',
 	"SELECT min(id) FROM allot.job WHERE state = 'done' AND validated IS NULL");
 my @writers = (
@@ -181,7 +188,10 @@ my @writers = (
 	[ farm_operator => 'expire_assignments', 'SELECT allot.expire_assignments()' ],
 	[ farm_operator => 'run_transitioner', 'SELECT allot.run_transitioner()' ],
 	[ farm_operator => 'validate_job', "SELECT allot.validate_job($done, true)" ],
-	[ farm_operator => 'fold_debts', 'SELECT allot.fold_debts(now())' ]);
+	[ farm_operator => 'fold_debts', 'SELECT allot.fold_debts(now())' ],
+	[ farm_operator => 'requeue_job', "SELECT allot.requeue_job($unsent)" ],
+	[ farm_operator => 'time_out_host', 'SELECT allot.time_out_host(1)' ],
+	[ farm_operator => 'merge_host', "SELECT allot.merge_host(1, $spare)" ]);
 my %plpgsql = map { $_ => 1 } qw(register_host fold_debts);
 
 # The error a writer gets on $node, with SQLSTATE, detail, hint, context.
