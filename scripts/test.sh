@@ -116,6 +116,8 @@ run_pgtap() {
 # (c) Perl TAP tests: they start their own clusters through
 # PostgreSQL::Test::Cluster, so run them as the cluster user, from test/ in
 # the scratch copy (tmp_check/ and its logs land in test/tmp_check).
+# ALLOT_REPO is the checkout itself: a test that needs files beside it
+# (../shared/openbench, for test/t/060_openbench_worker.pl) finds them there.
 run_tap() {
     local files=(test/t/*.pl) f rc log errlog failed_files=()
     if [ ${#files[@]} -eq 0 ]; then
@@ -133,7 +135,7 @@ run_tap() {
         errlog="$WORK/tap-stderr.log"
         run_limited "$STAGE_TIMEOUT" "" "${CLUSTER_USER_PREFIX[@]}" \
             env -C "$COPY/test" -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
-            TESTDIR="$COPY/test" TMPDIR="$WORK/tmp" \
+            TESTDIR="$COPY/test" TMPDIR="$WORK/tmp" ALLOT_REPO="$PWD" \
             PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
             PERL5LIB="$PGXS_DIR/src/test/perl${PERL5LIB:+:$PERL5LIB}" \
             prove "${f#test/}" 2>"$errlog" || rc=$?
