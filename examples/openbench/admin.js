@@ -12,7 +12,7 @@
 //   node admin.js add-network --engine E --name N --file PATH
 //   node admin.js create-test --dev-source URL --dev-sha SHA --dev-bench N
 //                 --base-source URL --base-sha SHA --base-bench N --book NAME --tc TC
-//                 (--sprt ELO0,ELO1 | --games N) [more: README.md]
+//                 (--sprt ELO0,ELO1 [--trinomial] | --games N) [more: README.md]
 //   node admin.js stop-test ID
 //   node admin.js tests                                 every test, its games and state
 //   node admin.js prune-hosts [--days N]                allot hosts of machines not seen for N days (7)
@@ -228,7 +228,7 @@ const commands = {
   // A test: an allot assignment workload, and the front end's row of the
   // same id with everything a worker needs to play it.
   async 'create-test'(args) {
-    const o = options(args, TEST_OPTIONS, []);
+    const o = options(args, TEST_OPTIONS, ['trinomial']);
     const engine = need(o, 'engine', WORD, 'the name of an engine (add-engine)');
     const baseEngine = o['base-engine'] ?? engine;
     const sha = /^[0-9a-fA-F]{40}$/;
@@ -252,6 +252,7 @@ const commands = {
     const baseThreads = threadsOf(base.options, o['base-options'] ? 'base-options' : 'options');
     if (!o.book) throw new UsageError('--book is required (add-book first)');
     if ((o.sprt === undefined) === (o.games === undefined)) throw new UsageError('give one of --sprt ELO0,ELO1 and --games N');
+    if (o.trinomial && o.sprt === undefined) throw new UsageError('--trinomial is for an SPRT');
 
     let sprt = { lower: null, upper: null, alpha: null, beta: null, lowerLlr: null, upperLlr: null };
     let maxGames = null;
@@ -314,15 +315,15 @@ const commands = {
              dev_engine, dev_name, dev_source, dev_sha, dev_bench, dev_options, dev_network, dev_netname, dev_time_control,
              base_engine, base_name, base_source, base_sha, base_bench, base_options, base_network, base_netname, base_time_control,
              book_name, upload_pgns, scale_method, scale_nps, syzygy_adj, syzygy_wdl, win_adj, draw_adj, workload_size,
-             elo_lower, elo_upper, alpha, beta, lower_llr, upper_llr, max_games)
+             elo_lower, elo_upper, alpha, beta, lower_llr, upper_llr, max_games, use_penta)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                 $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)`,
+                 $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37)`,
         [w.id, maxGames === null ? 'SPRT' : 'GAMES',
          engine, dev.name, dev.source, dev.sha, dev.bench, dev.options, devNet.sha, devNet.name, dev.tc,
          baseEngine, base.name, base.source, base.sha, base.bench, base.options, baseNet.sha, baseNet.name, base.tc,
          o.book, uploadPgns, scaleMethod, scaleNps, syzygyAdj, syzygyWdl, adj(o['win-adj'], 'win-adj'),
          adj(o['draw-adj'], 'draw-adj'), workloadSize,
-         sprt.lower, sprt.upper, sprt.alpha, sprt.beta, sprt.lowerLlr, sprt.upperLlr, maxGames]);
+         sprt.lower, sprt.upper, sprt.alpha, sprt.beta, sprt.lowerLlr, sprt.upperLlr, maxGames, o.trinomial !== true]);
       return w.id;
     }));
     console.log(`test ${id}`);
@@ -349,7 +350,8 @@ const commands = {
       const rule = t.type === 'SPRT'
         ? `LLR ${t.llr.toFixed(2)} in [${t.lower_llr.toFixed(2)}, ${t.upper_llr.toFixed(2)}]`
         : `${t.games} of ${t.max_games} games`;
-      const state = t.finished_by ? `${t.passed ? 'passed' : 'failed'} (${t.finished_by})` : t.state;
+      const verdictText = t.passed === null ? 'stopped' : t.passed ? 'passed' : 'failed';
+      const state = t.finished_by ? `${verdictText} (${t.finished_by})` : t.state;
       console.log(`${t.id}\t${t.name}\t${t.type}\tthroughput ${t.throughput}\tpriority ${t.priority}\t` +
                   `${state}\tL-D-W ${t.losses}-${t.draws}-${t.wins}\tpairs ${t.ll} ${t.ld} ${t.dd} ${t.dw} ${t.ww}\t${rule}`);
     }
@@ -357,7 +359,7 @@ const commands = {
 
   // Hosts of machines not seen for a while leave allot; the machines and
   // their results stay, as history.  A worker still running with such a
-  // machine is refused at its next call and registers again.
+  // machine gets "Bad Client Version: Bad Machine Id" at its next call.
   async 'prune-hosts'(args) {
     const o = options(args, ['days']);
     const days = number(o.days ?? '7', 'days', 0, 36500);

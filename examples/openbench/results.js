@@ -79,8 +79,9 @@ function verdict(t) {
     ? pentanomialLLR([t.ll, t.ld, t.dd, t.dw, t.ww], t.elo_lower, t.elo_upper)
     : trinomialLLR([t.losses, t.draws, t.wins], t.elo_lower, t.elo_upper);
   if (!Number.isFinite(llr)) return { llr: 0, finishedBy: null, passed: null };
-  if (llr >= t.upper_llr) return { llr, finishedBy: 'sprt', passed: true };
-  if (llr <= t.lower_llr) return { llr, finishedBy: 'sprt', passed: false };
+  // strictly beyond a bound, as OpenBench decides
+  if (llr > t.upper_llr) return { llr, finishedBy: 'sprt', passed: true };
+  if (llr < t.lower_llr) return { llr, finishedBy: 'sprt', passed: false };
   return { llr, finishedBy: null, passed: null };
 }
 

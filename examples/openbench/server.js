@@ -180,6 +180,11 @@ async function handle(req, res) {
     } else if (err instanceof URIError) {
       status = 404;
       message = 'malformed path';
+    } else if (err instanceof DatabaseError && err.code === 'P0002') {
+      // the machine's allot host is gone (admin.js prune-hosts): OpenBench's
+      // answer for a machine it no longer has
+      status = 200;
+      message = 'Bad Client Version: Bad Machine Id';
     } else if (err instanceof DatabaseError && ['22', '23'].includes(err.code.slice(0, 2))) {
       status = 400;   // a value the database refused (allot or setup.sql checked it)
       message = `Bad Request: ${err.message}`;

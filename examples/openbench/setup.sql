@@ -398,6 +398,9 @@ BEGIN
     IF host_id IS NULL OR exclude IS NULL THEN
         RAISE EXCEPTION 'host_id and exclude must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    IF NOT EXISTS (SELECT FROM allot.host h WHERE h.id = explain_assignment.host_id) THEN
+        RAISE EXCEPTION 'host % does not exist', host_id USING ERRCODE = 'no_data_found';
+    END IF;
     IF NOT EXISTS (SELECT FROM allot.host h WHERE h.id = explain_assignment.host_id
                                               AND h.registered_at IS NOT NULL) THEN
         RAISE EXCEPTION 'host % did not register itself', host_id USING ERRCODE = 'insufficient_privilege';

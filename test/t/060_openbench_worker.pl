@@ -576,7 +576,7 @@ for my $t ($sprt, $games)
 my ($llr, $lower, $upper, $finished_by, $counts) = split /\|/, sql(qq{
 	SELECT llr, lower_llr, upper_llr, finished_by, ll || ',' || ld || ',' || dd || ',' || dw || ',' || ww
 	  FROM openbench.test WHERE id = $sprt});
-ok($finished_by eq 'sprt' && ($llr >= $upper || $llr <= $lower),
+ok($finished_by eq 'sprt' && ($llr > $upper || $llr < $lower),
 	"the SPRT test stopped by its bounds: LLR $llr outside ($lower, $upper)");
 ($out) = run_cmd({}, $tool{node}, '-e', "console.log(require('$fe/sprt.js').pentanomialLLR([$counts], 0, 200))");
 ok(abs($out - $llr) < 1e-9, "and its LLR is the pentanomial LLR of its totals ($counts)");
@@ -766,6 +766,14 @@ my %private = map {
 } qw(w1 w2);
 like($private{w1}, qr/^true candidate/, "a test of the private engine is a candidate for w1, which has its token: $private{w1}");
 like($private{w2}, qr/^false .*token/, "and not for w2, which has none: $private{w2}");
+
+# Machines long gone leave allot; a worker still on one is told what
+# OpenBench tells a worker whose machine it deleted.
+($out, $ok) = admin('', qw(prune-hosts --days 0));
+like($out, qr/^3 host\(s\) of machines not seen for 0 days removed from allot$/m, 'admin.js prune-hosts: the three machines\' hosts');
+$r = http('clientHeartbeat', [ machine_id => $liar, secret => $secret, test_id => $third ]);
+is(error_of($r), 'Bad Client Version: Bad Machine Id', 'the pruned machine\'s next call: Bad Machine Id');
+is(sql('SELECT count(*) FROM openbench.result'), scalar(@results) + 1, 'its results stay');
 
 note 'done at ' . elapsed();
 done_testing();
