@@ -426,7 +426,8 @@ sub child_of
 	my ($parent) = @_;
 	for my $stat (glob('/proc/[0-9]*/stat'))
 	{
-		my ($pid, $ppid) = slurp($stat) =~ /^([0-9]+) \(.*\) \S+ ([0-9]+) /s or next;
+		open(my $fh, '<', $stat) or next;    # a process that just ended
+		my ($pid, $ppid) = (scalar(<$fh>) // '') =~ /^([0-9]+) \(.*\) \S+ ([0-9]+) /s or next;
 		return $pid if $ppid == $parent;
 	}
 	return undef;
