@@ -27,10 +27,14 @@ CLUSTER_PORT=${ALLOT_PGPORT:-5432}
 # client against examples/boinc, with an app built against the BOINC API,
 # in a network namespace of its own (iproute2 brings up its loopback;
 # unshare and nsenter are util-linux's).
+# python3-requests, python3-psutil, python3-cpuinfo and g++:
+# test/t/060_openbench_worker.pl runs OpenBench's worker (Python), which
+# builds fastchess (C++) and the engines (gcc) it plays.
 APT_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
               postgresql-15-cron libtap-parser-sourcehandler-pgtap-perl
-              libipc-run-perl libpq-dev make gcc curl chromium
-              boinc-client libboinc-app-dev iproute2 util-linux)
+              libipc-run-perl libpq-dev make gcc g++ curl chromium
+              boinc-client libboinc-app-dev iproute2 util-linux
+              python3 python3-requests python3-psutil python3-cpuinfo)
 
 say() { printf '==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -18,6 +18,10 @@
 # Environment knobs (see also scripts/common.sh):
 #   ALLOT_STAGE_TIMEOUT=S    time limit for each make installcheck half,
 #                            pgTAP file and TAP file (default 300 s)
+#   ALLOT_OPENBENCH_DIR=DIR  OpenBench's pinned worker, fastchess and weiss
+#                            (default: ../shared/openbench, copied)
+#   ALLOT_OPENBENCH_CACHE=DIR  keep test/t/060_openbench_worker.pl's
+#                            fastchess build between runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/common.sh
@@ -119,6 +123,8 @@ run_pgtap() {
 # (c) Perl TAP tests: they start their own clusters through
 # PostgreSQL::Test::Cluster, so run them as the cluster user, from test/ in
 # the scratch copy (tmp_check/ and its logs land in test/tmp_check).
+# ALLOT_REPO is the checkout itself: a test that needs files beside it
+# finds them there (ALLOT_OPENBENCH_DIR, when set, names OpenBench's).
 run_tap() {
     local files=(test/t/*.pl) f rc log errlog failed_files=()
     if [ ${#files[@]} -eq 0 ]; then
@@ -136,7 +142,7 @@ run_tap() {
         errlog="$WORK/tap-stderr.log"
         run_limited "$STAGE_TIMEOUT" "" "${CLUSTER_USER_PREFIX[@]}" \
             env -C "$COPY/test" -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
-            TESTDIR="$COPY/test" TMPDIR="$WORK/tmp" \
+            TESTDIR="$COPY/test" TMPDIR="$WORK/tmp" ALLOT_REPO="$PWD" \
             PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
             PERL5LIB="$PGXS_DIR/src/test/perl${PERL5LIB:+:$PERL5LIB}" \
             prove "${f#test/}" 2>"$errlog" || rc=$?
@@ -258,6 +264,17 @@ tar -cf - --exclude=./.git --exclude=./tmp_check --exclude=./tmp_check_iso \
     --exclude=./results --exclude=./output_iso --exclude=./log . | tar -xf - -C "$COPY"
 if [ "$(id -u)" -eq 0 ]; then
     chown -R "$CLUSTER_USER:" "$COPY"
+fi
+# OpenBench's pinned worker and the programs it builds, for
+# test/t/060_openbench_worker.pl, are beside the checkout (CI puts shared/
+# there): copied into the scratch area, where the cluster user can read
+# them whatever the checkout's parent allows.
+if [ -z "${ALLOT_OPENBENCH_DIR:-}" ] && [ -d ../shared/openbench ]; then
+    cp -R --no-preserve=mode ../shared/openbench "$WORK/openbench"
+    if [ "$(id -u)" -eq 0 ]; then
+        chown -R "$CLUSTER_USER:" "$WORK/openbench"
+    fi
+    export ALLOT_OPENBENCH_DIR="$WORK/openbench"
 fi
 
 run_installcheck regress "" ISOLATION=

@@ -1,0 +1,383 @@
+'use strict';
+// The operator's side of the OpenBench front end: accounts, engines, books,
+// networks and tests.  Connects with the standard PG* variables as the
+// operator setup.sql was run by (a member of allot_admin); DATA_DIR as for
+// server.js.
+//
+//   node admin.js add-user NAME [--password-stdin]     an account; prints a new password unless given one
+//   node admin.js disable-user NAME                    its workers are refused from their next call
+//   node admin.js add-engine NAME --compilers 'gcc>=10,clang>=14' [--path src] [--cpuflags POPCNT,BMI2]
+//                 [--systems Linux,Windows] [--private] [--nps N]
+//   node admin.js add-book NAME --source URL (--sha256 HEX | --file PATH)
+//   node admin.js add-network --engine E --name N --file PATH
+//   node admin.js create-test --dev-source URL --dev-sha SHA --dev-bench N
+//                 --base-source URL --base-sha SHA --base-bench N --book NAME --tc TC
+//                 (--sprt ELO0,ELO1 [--trinomial] | --games N) [more: README.md]
+//   node admin.js stop-test ID
+//   node admin.js tests                                 every test, its games and state
+//   node admin.js prune-hosts [--days N]                allot hosts of machines not seen for N days (7)
+
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+const { Client } = require('pg');
+const { newHashRow } = require('./secrets');
+const { llrBounds } = require('./sprt');
+const { networkPath } = require('./networks');
+
+const dataDir = path.resolve(process.env.DATA_DIR || 'data');
+
+class UsageError extends Error {}
+
+const WORD = /^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$/;
+const URL_PATTERN = /^https?:\/\/[^\s]{1,2000}$/;
+
+// --name value pairs, and the flags in `flags` alone.
+function options(args, known, flags = []) {
+  const out = {};
+  for (let i = 0; i < args.length; i++) {
+    const name = args[i].replace(/^--/, '');
+    if (!args[i].startsWith('--') || !(known.includes(name) || flags.includes(name)) || name in out) {
+      throw new UsageError(`unexpected argument ${JSON.stringify(args[i])}`);
+    }
+    if (flags.includes(name)) {
+      out[name] = true;
+    } else {
+      if (i + 1 >= args.length) throw new UsageError(`--${name} needs a value`);
+      out[name] = args[++i];
+    }
+  }
+  return out;
+}
+
+function need(o, name, pattern, what) {
+  const v = o[name];
+  if (v === undefined) throw new UsageError(`--${name} is required`);
+  if (!pattern.test(v)) throw new UsageError(`--${name} must be ${what}, not ${JSON.stringify(v)}`);
+  return v;
+}
+
+function number(v, name, min, max, { integer = false } = {}) {
+  const x = Number(v);
+  if (v === undefined || v === '' || !Number.isFinite(x) || x < min || x > max || (integer && !Number.isInteger(x))) {
+    throw new UsageError(`--${name} must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}, not ${JSON.stringify(v)}`);
+  }
+  return x;
+}
+
+const list = (v) => (v === undefined || v === '' ? [] : v.split(',').map((s) => s.trim()));
+
+// OpenBench's time controls, written its way: N=, D=, MT= (nodes, depth,
+// movetime), or [moves/]base[+increment] in seconds.
+function timeControl(text, name) {
+  const fixed = /^(N|NODES|D|DEPTH|MT|MOVETIME)=([0-9]{1,12})$/i.exec(text ?? '');
+  if (fixed) {
+    const mode = { N: 'N', NODES: 'N', D: 'D', DEPTH: 'D', MT: 'MT', MOVETIME: 'MT' }[fixed[1].toUpperCase()];
+    return `${mode}=${Number(fixed[2])}`;
+  }
+  const clock = /^(?:([0-9]{1,4})\/)?([0-9]{1,6}(?:\.[0-9]+)?)(?:\+([0-9]{1,6}(?:\.[0-9]+)?))?$/.exec(text ?? '');
+  if (!clock) throw new UsageError(`--${name} must be N=nodes, D=depth, MT=ms or [moves/]seconds[+increment], not ${JSON.stringify(text)}`);
+  const [, moves, base, inc] = clock;
+  const fischer = `${Number(base).toFixed(1)}+${Number(inc ?? 0).toFixed(2)}`;
+  return moves === undefined ? fischer : `${Number(moves)}/${fischer}`;
+}
+const fixedDepthOrNodes = (tc) => /^(N|D)=/.test(tc);
+
+// OpenBench reads an engine's threads from its options: Threads=N.
+function threadsOf(opts, name) {
+  const m = /(?:^|\s)Threads=([0-9]{1,4})(?:\s|$)/.exec(opts);
+  if (!m || Number(m[1]) < 1) throw new UsageError(`--${name} must set Threads=N (e.g. "Threads=1 Hash=16")`);
+  return Number(m[1]);
+}
+
+async function withDb(fn) {
+  const db = new Client({ application_name: 'allot-openbench-admin' });
+  await db.connect();
+  try {
+    return await fn(db);
+  } finally {
+    await db.end();
+  }
+}
+
+async function transaction(db, fn) {
+  await db.query('BEGIN');
+  try {
+    const result = await fn();
+    await db.query('COMMIT');
+    return result;
+  } catch (err) {
+    await db.query('ROLLBACK');
+    throw err;
+  }
+}
+
+async function readStdinLine() {
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8').split(/\r?\n/, 1)[0];
+}
+
+// A network named by its name or by its sha, for a test's side.
+async function network(db, engine, identifier) {
+  if (identifier === undefined) return { sha: null, name: null };
+  const { rows } = await db.query(
+    'SELECT sha, name FROM openbench.network WHERE engine = $1 AND (name = $2 OR sha = upper($2))', [engine, identifier]);
+  if (rows.length === 0) throw new UsageError(`engine ${engine} has no network ${JSON.stringify(identifier)} (add-network)`);
+  return rows[0];
+}
+
+const TEST_OPTIONS = [
+  'name', 'engine', 'base-engine', 'dev-name', 'base-name', 'dev-source', 'base-source', 'dev-sha', 'base-sha',
+  'dev-bench', 'base-bench', 'options', 'dev-options', 'base-options', 'dev-network', 'base-network', 'book',
+  'tc', 'base-tc', 'sprt', 'alpha', 'beta', 'games', 'throughput', 'priority', 'workload-size', 'upload-pgns',
+  'scale-method', 'scale-nps', 'syzygy-adj', 'syzygy-wdl', 'win-adj', 'draw-adj',
+];
+
+const commands = {
+  async 'add-user'([name, ...rest]) {
+    if (!name || !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name)) {
+      throw new UsageError('usage: add-user NAME [--password-stdin]   (NAME: letters, digits and "_.-")');
+    }
+    const o = options(rest, [], ['password-stdin']);
+    const password = o['password-stdin'] ? await readStdinLine() : crypto.randomBytes(18).toString('base64url');
+    if (password.length < 8 || password.length > 1024) throw new UsageError('a password has 8 to 1024 characters');
+    const h = await newHashRow(password);
+    await withDb((db) => db.query(
+      `INSERT INTO openbench.account (name, salt, hash, scrypt_n, scrypt_r, scrypt_p) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [name, h.salt, h.hash, h.scrypt_n, h.scrypt_r, h.scrypt_p]));
+    console.log(`account ${name}`);
+    if (!o['password-stdin']) console.log(`its password, shown only now:\n${password}`);
+  },
+
+  async 'disable-user'([name, ...rest]) {
+    if (!name || rest.length) throw new UsageError('usage: disable-user NAME');
+    const { rowCount } = await withDb((db) => db.query('UPDATE openbench.account SET enabled = false WHERE name = $1', [name]));
+    if (rowCount === 0) throw new UsageError(`no account ${JSON.stringify(name)}`);
+    console.log(`account ${name} disabled`);
+  },
+
+  // In both places: how to build it (openbench.engine, sent to workers) and
+  // what a host needs for it (allot.engine, checked by assign_workload).
+  async 'add-engine'([name, ...rest]) {
+    if (!name || !WORD.test(name)) throw new UsageError('usage: add-engine NAME --compilers LIST [...]');
+    const o = options(rest, ['compilers', 'path', 'cpuflags', 'systems', 'nps'], ['private']);
+    const compilers = list(o.compilers);
+    if (compilers.length === 0 || !compilers.every((c) => /^[^\s<>=]+(>=[0-9]+(\.[0-9]+)*)?$/.test(c))) {
+      throw new UsageError('--compilers: a list such as "gcc>=10,clang>=14" (a name, optionally >= a version)');
+    }
+    const cpuflags = list(o.cpuflags);
+    const systems = o.systems === undefined ? ['Linux'] : list(o.systems);
+    if (![...cpuflags, ...systems].every((x) => WORD.test(x)) || systems.length === 0) {
+      throw new UsageError('--cpuflags and --systems: lists of names such as "POPCNT,BMI2" and "Linux,Windows"');
+    }
+    const nps = number(o.nps ?? '1000000', 'nps', 1, 1e12, { integer: true });
+    const private_ = o.private === true;
+    await withDb((db) => transaction(db, async () => {
+      await db.query(
+        `INSERT INTO openbench.engine (name, build_path, compilers, cpuflags, systems, private, scale_nps)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (name) DO UPDATE SET build_path = excluded.build_path, compilers = excluded.compilers,
+             cpuflags = excluded.cpuflags, systems = excluded.systems, private = excluded.private,
+             scale_nps = excluded.scale_nps`,
+        [name, o.path ?? '', compilers, cpuflags, systems, private_, nps]);
+      await db.query(
+        `INSERT INTO allot.engine (name, systems, cpu_flags, compilers, private) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (name) DO UPDATE SET systems = excluded.systems, cpu_flags = excluded.cpu_flags,
+             compilers = excluded.compilers, compiler = NULL, compiler_min = NULL, private = excluded.private`,
+        [name, systems, cpuflags, private_ ? null : compilers, private_]);
+    }));
+    console.log(`engine ${name}: ${private_ ? 'private, ' : ''}built in "${o.path ?? ''}" with ${compilers.join(' or ')}` +
+                `${cpuflags.length ? `, needs ${cpuflags.join(' ')}` : ''}, on ${systems.join(' ')}`);
+  },
+
+  async 'add-book'([name, ...rest]) {
+    if (!name || !/^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}\.(epd|pgn)$/.test(name)) {
+      throw new UsageError('usage: add-book NAME.epd|NAME.pgn --source URL (--sha256 HEX | --file PATH)');
+    }
+    const o = options(rest, ['source', 'sha256', 'file']);
+    const source = need(o, 'source', URL_PATTERN, 'an http(s) URL of a zip holding the book');
+    if ((o.sha256 === undefined) === (o.file === undefined)) throw new UsageError('give one of --sha256 and --file');
+    const sha256 = o.file !== undefined
+      ? crypto.createHash('sha256').update(fs.readFileSync(o.file)).digest('hex')
+      : need(o, 'sha256', /^[0-9a-fA-F]{64}$/, 'a sha256 in hex').toLowerCase();
+    await withDb((db) => db.query(
+      `INSERT INTO openbench.book (name, sha256, source) VALUES ($1, $2, $3)
+       ON CONFLICT (name) DO UPDATE SET sha256 = excluded.sha256, source = excluded.source`, [name, sha256, source]));
+    console.log(`book ${name}: sha256 ${sha256}, from ${source}`);
+  },
+
+  async 'add-network'(args) {
+    const o = options(args, ['engine', 'name', 'file']);
+    const engine = need(o, 'engine', WORD, 'an engine name');
+    const name = need(o, 'name', /^[A-Za-z0-9_.-]{1,64}$/, 'a name of letters, digits and "_.-"');
+    if (!o.file) throw new UsageError('--file is required');
+    const bytes = fs.readFileSync(o.file);
+    if (bytes.length === 0) throw new UsageError(`${o.file} is empty`);
+    const sha = crypto.createHash('sha256').update(bytes).digest('hex').slice(0, 8).toUpperCase();
+    const target = networkPath(dataDir, engine, sha);
+    await withDb((db) => transaction(db, async () => {
+      await db.query('INSERT INTO openbench.network (engine, name, sha, bytes) VALUES ($1, $2, $3, $4)',
+        [engine, name, sha, bytes.length]);
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.writeFileSync(target, bytes, { mode: 0o644, flag: 'wx' });
+    }));
+    console.log(`network ${name} of ${engine}: ${sha}, ${bytes.length} bytes, in ${target}`);
+  },
+
+  // A test: an allot assignment workload, and the front end's row of the
+  // same id with everything a worker needs to play it.
+  async 'create-test'(args) {
+    const o = options(args, TEST_OPTIONS, ['trinomial']);
+    const engine = need(o, 'engine', WORD, 'the name of an engine (add-engine)');
+    const baseEngine = o['base-engine'] ?? engine;
+    const sha = /^[0-9a-fA-F]{40}$/;
+    const dev = {
+      source: need(o, 'dev-source', URL_PATTERN, 'an http(s) URL of a zip of the source'),
+      sha: need(o, 'dev-sha', sha, 'a 40-digit commit sha').toLowerCase(),
+      bench: number(o['dev-bench'], 'dev-bench', 1, 1e15, { integer: true }),
+      options: o['dev-options'] ?? o.options ?? 'Threads=1 Hash=16',
+      tc: timeControl(o.tc, 'tc'),
+    };
+    dev.name = o['dev-name'] ?? dev.sha.slice(0, 8);
+    const base = {
+      source: need(o, 'base-source', URL_PATTERN, 'an http(s) URL of a zip of the source'),
+      sha: need(o, 'base-sha', sha, 'a 40-digit commit sha').toLowerCase(),
+      bench: number(o['base-bench'], 'base-bench', 1, 1e15, { integer: true }),
+      options: o['base-options'] ?? o.options ?? 'Threads=1 Hash=16',
+      tc: o['base-tc'] === undefined ? dev.tc : timeControl(o['base-tc'], 'base-tc'),
+    };
+    base.name = o['base-name'] ?? base.sha.slice(0, 8);
+    const devThreads = threadsOf(dev.options, o['dev-options'] ? 'dev-options' : 'options');
+    const baseThreads = threadsOf(base.options, o['base-options'] ? 'base-options' : 'options');
+    if (!o.book) throw new UsageError('--book is required (add-book first)');
+    if ((o.sprt === undefined) === (o.games === undefined)) throw new UsageError('give one of --sprt ELO0,ELO1 and --games N');
+    if (o.trinomial && o.sprt === undefined) throw new UsageError('--trinomial is for an SPRT');
+
+    let sprt = { lower: null, upper: null, alpha: null, beta: null, lowerLlr: null, upperLlr: null };
+    let maxGames = null;
+    if (o.sprt !== undefined) {
+      const m = /^\[?\s*(-?[0-9.]+)\s*,\s*(-?[0-9.]+)\s*\]?$/.exec(o.sprt);
+      if (!m) throw new UsageError(`--sprt must be two Elo bounds "ELO0,ELO1", not ${JSON.stringify(o.sprt)}`);
+      const lower = number(m[1], 'sprt', -500, 500);
+      const upper = number(m[2], 'sprt', -500, 500);
+      if (!(lower < upper)) throw new UsageError('--sprt: the first bound must be below the second');
+      const alpha = number(o.alpha ?? '0.05', 'alpha', 1e-6, 0.499);
+      const beta = number(o.beta ?? '0.05', 'beta', 1e-6, 0.499);
+      const b = llrBounds(alpha, beta);
+      sprt = { lower, upper, alpha, beta, lowerLlr: b.lower, upperLlr: b.upper };
+    } else {
+      maxGames = number(o.games, 'games', 2, 1e9, { integer: true });
+    }
+    const uploadPgns = (o['upload-pgns'] ?? 'COMPACT').toUpperCase();
+    if (!['FALSE', 'COMPACT', 'VERBOSE'].includes(uploadPgns)) throw new UsageError('--upload-pgns: FALSE, COMPACT or VERBOSE');
+    const scaleMethod = (o['scale-method'] ?? 'BOTH').toUpperCase();
+    if (!['DEV', 'BASE', 'BOTH'].includes(scaleMethod)) throw new UsageError('--scale-method: DEV, BASE or BOTH');
+    const syzygy = (x, n) => {
+      const v = (x ?? 'OPTIONAL').toUpperCase();
+      if (!/^(OPTIONAL|DISABLED|[3-7]-MAN)$/.test(v)) throw new UsageError(`--${n}: OPTIONAL, DISABLED or 3-MAN to 7-MAN`);
+      return v;
+    };
+    const syzygyAdj = syzygy(o['syzygy-adj'], 'syzygy-adj');
+    const syzygyWdl = syzygy(o['syzygy-wdl'], 'syzygy-wdl');
+    const pieces = Math.max(...[syzygyAdj, syzygyWdl].map((s) => (/-MAN$/.test(s) ? Number(s[0]) : 0)));
+    const timeBased = uploadPgns === 'VERBOSE' || !fixedDepthOrNodes(dev.tc) || !fixedDepthOrNodes(base.tc);
+    const throughput = number(o.throughput ?? '1000', 'throughput', 1, 1e9, { integer: true });
+    const priority = number(o.priority ?? '0', 'priority', -1000, 1000, { integer: true });
+    const workloadSize = number(o['workload-size'] ?? '32', 'workload-size', 1, 1024, { integer: true });
+    const adj = (x, n) => {
+      const v = x ?? 'None';
+      if (!/^[A-Za-z0-9=. ]{1,64}$/.test(v)) throw new UsageError(`--${n}: fastchess's -${n === 'win-adj' ? 'resign' : 'draw'} settings, or None`);
+      return v;
+    };
+
+    const id = await withDb((db) => transaction(db, async () => {
+      const { rows: engines } = await db.query(
+        'SELECT name, scale_nps FROM openbench.engine WHERE name = ANY ($1::text[])', [[engine, baseEngine]]);
+      for (const e of [engine, baseEngine]) {
+        if (!engines.some((r) => r.name === e)) throw new UsageError(`no engine ${JSON.stringify(e)} (add-engine first)`);
+      }
+      const { rows: books } = await db.query('SELECT 1 FROM openbench.book WHERE name = $1', [o.book]);
+      if (books.length === 0) throw new UsageError(`no book ${JSON.stringify(o.book)} (add-book first)`);
+      const devNet = await network(db, engine, o['dev-network']);
+      const baseNet = await network(db, baseEngine, o['base-network']);
+      const scaleNps = o['scale-nps'] !== undefined
+        ? number(o['scale-nps'], 'scale-nps', 1, 1e12, { integer: true })
+        : Number(engines.find((r) => r.name === engine).scale_nps);
+      const name = o.name ?? `${engine} ${dev.name} vs ${base.name}`;
+      const { rows: [w] } = await db.query(
+        `INSERT INTO allot.workload (name, engine, base_engine, priority, throughput, dev_threads, base_threads,
+                                     syzygy, time_based, mode, workload_size)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'games', $10) RETURNING id`,
+        [name, engine, baseEngine, priority, throughput, devThreads, baseThreads, pieces, timeBased, workloadSize]);
+      await db.query(
+        `INSERT INTO openbench.test (id, type,
+             dev_engine, dev_name, dev_source, dev_sha, dev_bench, dev_options, dev_network, dev_netname, dev_time_control,
+             base_engine, base_name, base_source, base_sha, base_bench, base_options, base_network, base_netname, base_time_control,
+             book_name, upload_pgns, scale_method, scale_nps, syzygy_adj, syzygy_wdl, win_adj, draw_adj, workload_size,
+             elo_lower, elo_upper, alpha, beta, lower_llr, upper_llr, max_games, use_penta)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+                 $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37)`,
+        [w.id, maxGames === null ? 'SPRT' : 'GAMES',
+         engine, dev.name, dev.source, dev.sha, dev.bench, dev.options, devNet.sha, devNet.name, dev.tc,
+         baseEngine, base.name, base.source, base.sha, base.bench, base.options, baseNet.sha, baseNet.name, base.tc,
+         o.book, uploadPgns, scaleMethod, scaleNps, syzygyAdj, syzygyWdl, adj(o['win-adj'], 'win-adj'),
+         adj(o['draw-adj'], 'draw-adj'), workloadSize,
+         sprt.lower, sprt.upper, sprt.alpha, sprt.beta, sprt.lowerLlr, sprt.upperLlr, maxGames, o.trinomial !== true]);
+      return w.id;
+    }));
+    console.log(`test ${id}`);
+  },
+
+  async 'stop-test'([id, ...rest]) {
+    if (!/^[1-9][0-9]{0,17}$/.test(id ?? '') || rest.length) throw new UsageError('usage: stop-test ID');
+    const stopped = await withDb((db) => transaction(db, async () => {
+      const { rowCount } = await db.query(
+        `UPDATE openbench.test SET finished_at = now(), finished_by = 'operator' WHERE id = $1 AND finished_at IS NULL`, [id]);
+      await db.query(`UPDATE allot.workload SET state = 'finished' WHERE id = $1 AND state <> 'finished'`, [id]);
+      return rowCount > 0;
+    }));
+    console.log(stopped ? `test ${id} stopped; its workers are told to stop at their next report` : `test ${id} had already stopped, or does not exist`);
+  },
+
+  async tests(args) {
+    options(args, []);
+    const { rows } = await withDb((db) => db.query(
+      `SELECT t.id, w.name, t.type, w.state, w.throughput, w.priority, t.games, t.losses, t.draws, t.wins,
+              t.ll, t.ld, t.dd, t.dw, t.ww, t.llr, t.lower_llr, t.upper_llr, t.max_games, t.finished_by, t.passed
+         FROM openbench.test t JOIN allot.workload w ON w.id = t.id ORDER BY t.id`));
+    for (const t of rows) {
+      const rule = t.type === 'SPRT'
+        ? `LLR ${t.llr.toFixed(2)} in [${t.lower_llr.toFixed(2)}, ${t.upper_llr.toFixed(2)}]`
+        : `${t.games} of ${t.max_games} games`;
+      const verdictText = t.passed === null ? 'stopped' : t.passed ? 'passed' : 'failed';
+      const state = t.finished_by ? `${verdictText} (${t.finished_by})` : t.state;
+      console.log(`${t.id}\t${t.name}\t${t.type}\tthroughput ${t.throughput}\tpriority ${t.priority}\t` +
+                  `${state}\tL-D-W ${t.losses}-${t.draws}-${t.wins}\tpairs ${t.ll} ${t.ld} ${t.dd} ${t.dw} ${t.ww}\t${rule}`);
+    }
+  },
+
+  // Hosts of machines not seen for a while leave allot; the machines and
+  // their results stay, as history.  A worker still running with such a
+  // machine gets "Bad Client Version: Bad Machine Id" at its next call.
+  async 'prune-hosts'(args) {
+    const o = options(args, ['days']);
+    const days = number(o.days ?? '7', 'days', 0, 36500);
+    const { rowCount } = await withDb((db) => db.query(
+      `DELETE FROM allot.host h USING openbench.machine m
+        WHERE h.id = m.host_id AND h.registered_at IS NOT NULL
+          AND m.last_seen < now() - make_interval(secs => $1::double precision * 86400)`, [days]));
+    console.log(`${rowCount} host(s) of machines not seen for ${days} days removed from allot`);
+  },
+};
+
+const [command, ...args] = process.argv.slice(2);
+if (!Object.hasOwn(commands, command ?? '')) {
+  console.error('usage: node admin.js add-user | disable-user | add-engine | add-book | add-network | create-test | stop-test | tests | prune-hosts');
+  process.exit(2);
+}
+commands[command](args).catch((err) => {
+  console.error(err instanceof UsageError ? err.message : `${command}: ${err.message}`);
+  process.exit(err instanceof UsageError ? 2 : 1);
+});
+

@@ -1,0 +1,256 @@
+'use strict';
+// An OpenBench server for OpenBench's own worker, over allot: the calls of
+// the worker's protocol, with OpenBench's field names, replies and error
+// strings, in one small Node process.  allot, inside PostgreSQL, decides
+// which test each machine plays; this process keeps accounts, machines,
+// tests and results in schema openbench (setup.sql).  Settings come from
+// the environment:
+//
+//   PORT=8080 HOST=127.0.0.1 DATA_DIR=/srv/openbench PGDATABASE=farm PGUSER=openbench_web node server.js
+//
+// README.md lists every setting.  The database login must be the one
+// setup.sql was run for: a member of allot_web, owning nothing.
+
+const fs = require('node:fs');
+const http = require('node:http');
+const path = require('node:path');
+const { DatabaseError, Pool } = require('pg');
+const { makeDb, Unavailable } = require('./db');
+const { BadRequest, parseForm } = require('./forms');
+const { makeMachines, Refused } = require('./machines');
+const { makeNetworks } = require('./networks');
+const { makeResults } = require('./results');
+const { makeVerifier } = require('./secrets');
+const { makeWorkloads } = require('./workloads');
+
+function envInt(name, fallback) {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  if (!/^[0-9]{1,12}$/.test(text)) {
+    console.error(`${name} must be a non-negative integer, not ${JSON.stringify(text)}`);
+    process.exit(2);
+  }
+  return Number(text);
+}
+
+function envText(name, fallback, pattern) {
+  const text = process.env[name] || fallback;
+  if (!pattern.test(text)) {
+    console.error(`${name} is not valid: ${JSON.stringify(text)}`);
+    process.exit(2);
+  }
+  return text;
+}
+
+// One line per event; control characters a worker slipped into a value
+// are shown escaped, never written raw into the log.
+const log = (line) => console.log(`${new Date().toISOString()} ${line.replace(/[\u0000-\u001f\u007f]/g,
+  (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}`);
+
+const URL_PATTERN = /^https?:\/\/[^\s]{1,2000}$/;
+const port = envInt('PORT', 8080);
+const host = process.env.HOST || '127.0.0.1';
+const dataDir = path.resolve(process.env.DATA_DIR || 'data');
+const shutdownGraceMs = envInt('SHUTDOWN_GRACE_MS', 10000);
+const config = {
+  clientVersion: envInt('CLIENT_VERSION', 49),
+  clientRepoUrl: envText('CLIENT_REPO_URL', 'https://github.com/AndyGrant/OpenBench', URL_PATTERN),
+  clientRepoRef: envText('CLIENT_REPO_REF', 'master', /^[A-Za-z0-9_.\/-]{1,100}$/),
+  fastchessMinVersion: envText('FASTCHESS_MIN_VERSION', '1.8.1', /^[0-9]{1,6}(\.[0-9]{1,6}){0,3}$/),
+  fastchessRepoUrl: envText('FASTCHESS_REPO_URL', 'https://github.com/AndyGrant/fastchess', URL_PATTERN),
+  fastchessRepoRef: envText('FASTCHESS_REPO_REF', 'master', /^[A-Za-z0-9_.\/-]{1,100}$/),
+};
+const limits = {
+  maxFormBytes: envInt('MAX_FORM_BYTES', 1024 * 1024),
+  maxPgnBytes: envInt('MAX_PGN_BYTES', 16 * 1024 * 1024),
+  maxLogChars: envInt('MAX_LOG_CHARS', 256 * 1024),
+};
+
+const pool = new Pool({
+  max: envInt('PG_POOL_SIZE', 10),
+  fallback_application_name: 'allot-openbench',
+  connectionTimeoutMillis: 5000,
+  statement_timeout: envInt('PG_STATEMENT_TIMEOUT_MS', 30000),
+});
+pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
+const db = makeDb(pool, log);
+const verify = makeVerifier({ cacheSize: envInt('SECRET_CACHE_SIZE', 100000) });
+const machines = makeMachines(db, { verify, config });
+const results = makeResults(db, { dataDir, limits, log });
+const clientGetWorkload = makeWorkloads(db, { log });
+const networks = makeNetworks(db, { dataDir, account: machines.account });
+
+// The worker's calls: who may make them, and how.  `machine`: the call
+// carries machine_id and secret, checked before the handler runs.
+const CALLS = new Map([
+  ['clientVersionRef', { methods: ['POST'], run: machines.clientVersionRef }],
+  ['clientMatchRunnerVersionRef', { methods: ['POST'], run: machines.clientMatchRunnerVersionRef }],
+  ['clientGetBuildInfo', { methods: ['GET', 'POST'], run: machines.clientGetBuildInfo }],
+  ['clientWorkerInfo', { methods: ['POST'], run: machines.clientWorkerInfo }],
+  ['clientGetWorkload', { methods: ['POST'], run: clientGetWorkload, machine: true }],
+  ['clientSubmitNPS', { methods: ['POST'], run: results.clientSubmitNPS, machine: true }],
+  ['clientHeartbeat', { methods: ['POST'], run: results.clientHeartbeat, machine: true }],
+  ['clientSubmitResults', { methods: ['POST'], run: results.clientSubmitResults, machine: true }],
+  ['clientSubmitPGN', { methods: ['POST'], run: results.clientSubmitPGN, machine: true, big: true }],
+  ['clientSubmitError', { methods: ['POST'], run: results.clientSubmitError, machine: true }],
+  ['clientBenchError', { methods: ['POST'], run: results.clientBenchError, machine: true }],
+]);
+
+class HttpError extends Error {
+  constructor(status, message, headers = {}) {
+    super(message);
+    this.status = status;
+    this.headers = headers;
+  }
+}
+
+function send(res, status, body, headers = {}) {
+  const bytes = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, {
+    'Content-Type': 'application/json', 'Content-Length': bytes.length, 'Cache-Control': 'no-store', ...headers,
+  });
+  res.end(bytes);
+}
+
+// The body, at most limit bytes: a larger one is read to its end and
+// dropped (closing a socket with unread data resets it before the worker
+// reads the 413).
+function readBody(req, limit) {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    let chunks = [];
+    req.on('data', (chunk) => {
+      size += chunk.length;
+      if (size > limit) chunks = null;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => (chunks === null
+      ? reject(new HttpError(413, `the request body is larger than ${limit} bytes`, { Connection: 'close' }))
+      : resolve(Buffer.concat(chunks))));
+    req.on('error', () => reject(new HttpError(400, 'the request body was cut off')));
+  });
+}
+
+let closing = false;
+
+async function handle(req, res) {
+  const started = process.hrtime.bigint();
+  const urlPath = req.url.split('?', 1)[0];
+  // The worker ends every URL with a slash: /clientGetWorkload/.
+  const parts = urlPath.split('/').filter((p) => p !== '');
+  let note = '';
+  try {
+    if (closing) res.setHeader('Connection', 'close');
+    const allow = (methods) => {
+      if (!methods.includes(req.method)) {
+        throw new HttpError(405, `${urlPath} takes ${methods.join(', ')}`, { Allow: methods.join(', ') });
+      }
+    };
+    const call = parts.length === 1 ? CALLS.get(parts[0]) : undefined;
+    if (call) {
+      allow(call.methods);
+      const body = await readBody(req, call.big ? limits.maxPgnBytes + 65536 : limits.maxFormBytes);
+      const form = parseForm(body, req.headers['content-type']);
+      const machine = call.machine ? await machines.machine(form) : null;
+      const out = await call.run(form, machine);
+      note = out.note ?? '';
+      send(res, 200, out.reply);
+    } else if (parts.length === 4 && parts[0] === 'api' && parts[1] === 'networks') {
+      allow(['POST']);
+      const form = parseForm(await readBody(req, limits.maxFormBytes), req.headers['content-type']);
+      note = await networks.download(res, decodeURIComponent(parts[2]), decodeURIComponent(parts[3]), form);
+    } else {
+      throw new HttpError(404, `no such call: ${urlPath.slice(0, 100)}`);
+    }
+  } catch (err) {
+    let status = 500;
+    let headers = {};
+    let message = 'internal error';
+    if (err instanceof Refused) {
+      status = 200;   // OpenBench answers these with a 200 and {"error": ...}
+      message = err.message;
+    } else if (err instanceof BadRequest) {
+      status = 400;
+      message = `Bad Request: ${err.message}`;
+    } else if (err instanceof HttpError) {
+      ({ status, headers, message } = err);
+    } else if (err instanceof Unavailable) {
+      status = 503;
+      message = err.message;
+    } else if (err instanceof URIError) {
+      status = 404;
+      message = 'malformed path';
+    } else if (err instanceof DatabaseError && err.code === 'P0002') {
+      // the machine's allot host is gone (admin.js prune-hosts): OpenBench's
+      // answer for a machine it no longer has
+      status = 200;
+      message = 'Bad Client Version: Bad Machine Id';
+    } else if (err instanceof DatabaseError && ['22', '23'].includes(err.code.slice(0, 2))) {
+      status = 400;   // a value the database refused (allot or setup.sql checked it)
+      message = `Bad Request: ${err.message}`;
+    } else {
+      log(`internal error on ${req.method} ${urlPath}: ${err.stack ?? err}`);
+    }
+    note = `error: ${message}`;
+    if (res.headersSent) res.destroy();
+    else send(res, status, { error: message }, headers);
+  }
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  log(`${req.method} ${urlPath.slice(0, 200)} ${res.statusCode} ${ms.toFixed(1)} ms${note ? ` ${note}` : ''}`);
+}
+
+// The database as the front end needs it: its schema set up, the farm's
+// settings, and allot agreeing with the tests that stopped (a test marked
+// finished in an earlier life whose allot workload was left active).
+async function checkDatabase() {
+  try {
+    await pool.query('SELECT 1 FROM openbench.test LIMIT 0');
+  } catch (err) {
+    throw new Error(`${err.message}: run examples/openbench/setup.sql for this login first (README.md)`);
+  }
+  const { rows: [s] } = await pool.query(
+    `SELECT current_setting('allot.count_requester', true) AS count_requester,
+            current_setting('allot.repeat_upper', true) AS repeat_upper`);
+  const profile = `allot.count_requester = ${s.count_requester ?? 'off'}, allot.repeat_upper = ${s.repeat_upper ?? '0'}`;
+  if (s.count_requester === 'on' && Number(s.repeat_upper) === 1.25) log(`selection: OpenBench's 2024 profile (${profile})`);
+  else log(`selection: ${profile}; OpenBench's own is count_requester = on, repeat_upper = 1.25 (README.md)`);
+  const { rows } = await pool.query(
+    'SELECT id FROM openbench.test WHERE finished_at IS NOT NULL AND openbench.finish_test(id)');
+  for (const r of rows) log(`test ${r.id} had stopped: finished in allot too`);
+}
+
+async function start() {
+  fs.mkdirSync(dataDir, { recursive: true });
+  await checkDatabase();
+  const server = http.createServer({ requestTimeout: 300000, headersTimeout: 10000 }, handle);
+  server.on('error', (err) => {
+    console.error(`cannot serve on ${host}:${port}: ${err.message}`);
+    process.exit(1);
+  });
+  server.listen(port, host, () => log(`serving OpenBench workers at http://${host}:${port}/ (data in ${dataDir})`));
+
+  let stopping = false;
+  const shutdown = (signal) => {
+    if (stopping) return;
+    stopping = true;
+    closing = true;
+    log(`${signal}: no new connections; finishing requests in flight`);
+    server.close(async () => {
+      await pool.end();
+      log('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+    setTimeout(() => {
+      log(`requests still running after ${shutdownGraceMs} ms; exiting`);
+      process.exit(1);
+    }, shutdownGraceMs).unref();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+start().catch((err) => {
+  console.error(`cannot start: ${err.message}`);
+  process.exit(1);
+});

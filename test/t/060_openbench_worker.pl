@@ -1,0 +1,780 @@
+# OpenBench's own worker gets its workloads from allot (examples/openbench).
+#
+# Two unmodified OpenBench workers (client.py at the commit pinned in
+# ../shared/openbench, see examples/openbench/README.md, "Testing") play two
+# tests served by the front end over allot, in a network namespace of their
+# own that holds only a loopback interface: the front end, a file server
+# standing in for GitHub (the fastchess and weiss zips, an opening book) and
+# the workers run in it; PostgreSQL is reached through its unix socket.
+# Each worker runs in a PID namespace of its own as well: after each
+# workload a worker kills every process whose command line names fastchess
+# or its engines, and so would kill the other's games.
+#
+# The tests: weiss 60c5137 (dev) against weiss 3ca09c2 (base) at 2,000
+# nodes a move, workload size 2 (8 games a workload on a 1-thread worker):
+#   SPRT   throughput 1500, normalised Elo [0, 200], alpha = beta = 0.25;
+#   GAMES  throughput 1000, 8 games.
+# fastchess is built once per run (at -O0: it only referees; set
+# ALLOT_OPENBENCH_CACHE=DIR to keep it between runs) and copied into both
+# workers' folders; each worker builds the engines itself from the zips.
+#
+# It passes when, from what the server recorded:
+#   - both workers registered as allot hosts with what they said of
+#     themselves (threads, sockets, compilers, CPU flags, tokens for the
+#     private engine, noisy, focus), their secrets stored only as hashes;
+#   - every workload a worker got had a non-zero probability in the
+#     explain_assignment logged beside it, and both tests were played;
+#   - every report's games are the games of the uploaded PGN, pair by pair,
+#     and each test's trinomial and pentanomial totals are the sum of the
+#     reports counted for it; the SPRT test stopped by its LLR bounds (its
+#     LLR is the front end's on its totals, and the front end's LLR is
+#     OpenBench's on reference figures), the GAMES test at 8 games or more;
+#     both are finished in allot;
+#   - each worker was told to stop, then that nothing was left ({}), and,
+#     after the operator's Ctrl-C (SIGINT: --fleet would idle 60 s first),
+#     exited with status 0 and no error in its log.
+# Then lies, over HTTP from inside the namespace: a machine id with another
+# machine's secret, results for a test or a result the machine was not
+# given, negative, inconsistent and huge game counts, a PGN for another
+# result, wrong passwords, a stale client version, an oversized body: each
+# gets OpenBench's {"error": ...} and changes no table of allot or the
+# front end; a true report afterwards is counted (the positive control).
+use strict;
+use warnings FATAL => 'all';
+use Cwd qw(abs_path);
+use Digest::SHA qw(sha256_hex);
+use File::Copy qw(copy);
+use File::Path qw(make_path);
+use IO::Uncompress::Bunzip2 qw(bunzip2 $Bunzip2Error);
+use IPC::Run ();
+use JSON::PP;
+use POSIX ();
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(sleep time);
+
+my $started = time;
+my $DEV = '60c513742276cc6696e0615a06a10016bcdd0e6d';
+my $BASE = '3ca09c28f533590d6bb7de67281f82ba9f6adedd';
+my %BENCH = ($DEV => 10408355, $BASE => 10721483);
+my $PASSWORD = 'correct horse battery';
+
+sub slurp { my ($f) = @_; return -e $f ? PostgreSQL::Test::Utils::slurp_file($f) : ''; }
+sub elapsed { return sprintf('%.0f s', time - $started); }
+
+# ---------------------------------------------------------------------------
+# The pinned third-party files, beside the repository (scripts/test.sh
+# passes the checkout's root as ALLOT_REPO: it tests a copy of the tree).
+my $repo = abs_path($ENV{ALLOT_REPO} // "$ENV{TESTDIR}/..");
+my $shared = $ENV{ALLOT_OPENBENCH_DIR} // abs_path("$repo/..") . '/shared/openbench';
+my ($fastchess_zip) = glob("$shared/fastchess-*.zip");
+my %engine_zip = map { $_ => "$shared/weiss-$_.zip" } ($DEV, $BASE);
+my @missing = grep { !-e $_ } ("$shared/Client/client.py", "$shared/Client/worker.py",
+	$fastchess_zip // "$shared/fastchess-<commit>.zip", values %engine_zip);
+if (@missing)
+{
+	BAIL_OUT("OpenBench's pinned worker, fastchess and weiss are missing from $shared (@missing): "
+		  . 'examples/openbench/README.md, "Testing", says what to put there and where to get it '
+		  . '(or set ALLOT_OPENBENCH_DIR)');
+}
+
+# Tools: installed by scripts/common.sh (APT_PACKAGES, ensure_node).
+sub tool
+{
+	my ($name) = @_;
+	for my $dir (split(/:/, $ENV{PATH} // ''), '/usr/sbin', '/sbin', '/usr/bin')
+	{
+		return "$dir/$name" if -x "$dir/$name";
+	}
+	return undef;
+}
+my %tool;
+for my $name (qw(node npm make gcc g++ unshare nsenter ip))
+{
+	$tool{$name} = tool($name);
+	ok($tool{$name}, "$name is installed") or BAIL_OUT("$name is missing: run scripts/test.sh, which installs it");
+}
+# Debian's python3 and modules: OpenBench's worker needs requests, psutil
+# and cpuinfo (py-cpuinfo).
+$tool{python} = '/usr/bin/python3';
+my $pyout = '';
+ok(IPC::Run::run([ $tool{python}, '-c', 'import requests, psutil, cpuinfo' ], '>', \$pyout, '2>&1'),
+	'/usr/bin/python3 has requests, psutil and cpuinfo')
+  or BAIL_OUT("OpenBench's worker cannot run: $pyout (scripts/test.sh installs python3-requests, "
+	  . 'python3-psutil and python3-cpuinfo)');
+
+# run_cmd(ENV, CMD...): output (stdout and stderr) and success of CMD.
+sub run_cmd
+{
+	my ($env, @cmd) = @_;
+	my ($out, $err) = ('', '');
+	local @ENV{ keys %$env } = values %$env;
+	my $ok = IPC::Run::run(\@cmd, '<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout(600));
+	return ($out . $err, $ok);
+}
+
+my $work = PostgreSQL::Test::Utils::tempdir('openbench');
+
+# ---------------------------------------------------------------------------
+# fastchess, built once: in the background while the rest is set up.
+my $cache = $ENV{ALLOT_OPENBENCH_CACHE};
+my $fastchess_key = substr(sha256_hex(slurp($fastchess_zip)), 0, 16);
+my $fastchess = defined $cache ? "$cache/fastchess-$fastchess_key-O0" : "$work/fastchess";
+my %pid;
+my $fastchess_log = "$work/fastchess-build.log";
+my $fastchess_build;
+if (-x $fastchess)
+{
+	note "fastchess from the cache: $fastchess";
+}
+else
+{
+	my $dir = "$work/fastchess-build";
+	make_path($dir);
+	my $script = qq{set -e
+		cd "$dir"
+		"$tool{python}" -m zipfile -e "$fastchess_zip" .
+		cd "\$(ls -d */ | head -n 1)"
+		"$tool{make}" -j2 CXX=g++ CXXFLAGS='-O0 -std=c++17 -DNDEBUG'
+		cp fastchess "$fastchess.tmp"
+		mv "$fastchess.tmp" "$fastchess"};
+	make_path($cache) if defined $cache;
+	$fastchess_build = IPC::Run::start([ '/bin/sh', '-c', $script ], '<', \undef, '>', $fastchess_log, '2>&1');
+}
+
+# ---------------------------------------------------------------------------
+# The database: allot with OpenBench's 2024 profile, the front end's login
+# (allot_web, nothing else), the operator who owns schema openbench.
+my $node = PostgreSQL::Test::Cluster->new('openbench');
+$node->init;
+$node->start;
+sub sql { return $node->safe_psql('postgres', $_[0]); }
+sql(q{
+CREATE EXTENSION allot;
+CREATE ROLE openbench_web LOGIN IN ROLE allot_web;
+CREATE ROLE farm_admin LOGIN IN ROLE allot_admin;
+CREATE SCHEMA openbench AUTHORIZATION farm_admin;
+ALTER DATABASE postgres SET allot.count_requester = on;
+ALTER DATABASE postgres SET allot.repeat_upper = 1.25;
+});
+my %pg = (PGHOST => $node->host, PGPORT => $node->port, PGDATABASE => 'postgres');
+my $src = "$ENV{TESTDIR}/../examples/openbench";
+my ($out, $ok) = run_cmd({ %pg, PGUSER => 'farm_admin' }, $node->installed_command('psql'), '-X', '-q',
+	'-v', 'web=openbench_web', '-f', "$src/setup.sql");
+ok($ok, 'setup.sql, run by the operator, creates the front end\'s schema') or diag($out);
+($out, $ok) = run_cmd({ %pg, PGUSER => 'postgres' }, $node->installed_command('psql'), '-X', '-q',
+	'-v', 'web=openbench_web', '-f', "$src/setup.sql");
+ok(!$ok && $out =~ /run setup\.sql as the operator, not as the superuser/,
+	'setup.sql refuses a superuser: its functions would run as one');
+
+# The front end, in a work directory.
+my $fe = "$work/frontend";
+make_path($fe);
+for my $f (qw(package.json package-lock.json server.js admin.js db.js forms.js machines.js networks.js
+	results.js secrets.js sprt.js workloads.js))
+{
+	copy("$src/$f", "$fe/$f") or die "copy $src/$f: $!";
+}
+if (-d "$src/node_modules")
+{
+	symlink("$src/node_modules", "$fe/node_modules") or die "symlink: $!";
+	note "using the node_modules of $src";
+}
+else
+{
+	($out, $ok) = run_cmd({}, '/bin/sh', '-c', qq{cd "$fe" && "$tool{npm}" ci --no-audit --no-fund});
+	ok($ok, 'npm ci installs the front end\'s packages from package-lock.json') or diag($out);
+}
+
+# The SPRT arithmetic against OpenBench's (OpenBench/stats.py, the
+# figures it gives for these counts).
+($out) = run_cmd({}, $tool{node}, '-e', qq{
+	const s = require('$fe/sprt.js');
+	console.log(JSON.stringify([
+		s.pentanomialLLR([39, 8843, 26675, 9240, 44], 0.5, 2.5),
+		s.pentanomialLLR([0, 0, 2, 4, 2], 0, 50),
+		s.pentanomialLLR([2, 3, 5, 7, 1], 0, 100),
+		s.trinomialLLR([22569, 44137, 22976], 0.5, 2.5),
+		s.trinomialLLR([2, 4, 10], 0, 10),
+		s.llrBounds(0.05, 0.05).upper]));});
+my @llr = @{ decode_json($out) };
+my @reference = (2.9416752079894044, 0.9972159086606192, -0.6528316726949874, 0.9757721682721865,
+	0.3021758541826178, log(0.95 / 0.05));
+for my $i (0 .. $#reference)
+{
+	ok(abs($llr[$i] - $reference[$i]) < 1e-9, "LLR $i: $llr[$i], OpenBench's $reference[$i]");
+}
+
+# ---------------------------------------------------------------------------
+# The network namespace: a holder process owns it; the front end, the file
+# server and the workers enter it.
+END
+{
+	local $?;
+	$fastchess_build->kill_kill if $fastchess_build;
+	for my $name (qw(w1 w2 server files holder))
+	{
+		my $p = $pid{$name} or next;
+		kill 'TERM', $p;
+		my $deadline = time + 10;
+		sleep 0.1 while time < $deadline && waitpid($p, POSIX::WNOHANG) == 0;
+		if (waitpid($p, POSIX::WNOHANG) == 0)
+		{
+			kill 'KILL', $p;
+			waitpid $p, 0;
+		}
+	}
+}
+
+sub spawn
+{
+	my ($name, $log, $env, $dir, @cmd) = @_;
+	my $p = fork() // die "fork: $!";
+	if ($p == 0)
+	{
+		@ENV{ keys %$env } = values %$env;
+		chdir $dir or POSIX::_exit(125);
+		open STDOUT, '>>', $log or POSIX::_exit(126);
+		open STDERR, '>&', \*STDOUT or POSIX::_exit(126);
+		open STDIN, '<', '/dev/null' or POSIX::_exit(126);
+		exec @cmd or POSIX::_exit(127);
+	}
+	$pid{$name} = $p;
+	return $p;
+}
+
+my $ready = "$work/netns-ready";
+spawn('holder', "$work/holder.log", {}, $work, $tool{unshare}, '--user', '--map-root-user', '--net', '--',
+	'/bin/sh', '-c', qq{"$tool{ip}" link set lo up && touch "$ready" && exec sleep 900});
+{
+	my $deadline = time + 20;
+	sleep 0.05 while !-e $ready && time < $deadline;
+	ok(-e $ready, 'a network namespace with only loopback is up') or BAIL_OUT(slurp("$work/holder.log"));
+}
+my @in_ns = ($tool{nsenter}, '--target', $pid{holder}, '--user', '--net', '--preserve-credentials', '--');
+
+# The file server: GitHub's part, on loopback.  The worker ends the URL of
+# fastchess's zip with a slash, as it does every URL it builds.
+my $files = "$work/files";
+make_path("$files/fastchess/archive");
+copy($fastchess_zip, "$files/fastchess/archive/1525c4b.zip") or die "copy: $!";
+copy($engine_zip{$_}, "$files/weiss-$_.zip") or die "copy: $!" for ($DEV, $BASE);
+# A small book: the position after each of eight first moves.
+my $book = join '', map { "$_ - 0 1\n" } (
+	'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq', 'rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq',
+	'rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq', 'rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq',
+	'rnbqkbnr/pppppppp/8/8/8/6P1/PPPPPP1P/RNBQKBNR b KQkq', 'rnbqkbnr/pppppppp/8/8/8/1P6/P1PPPPPP/RNBQKBNR b KQkq',
+	'rnbqkbnr/pppppppp/8/8/5P2/8/PPPPP1PP/RNBQKBNR b KQkq', 'rnbqkbnr/pppppppp/8/8/8/4P3/PPPP1PPP/RNBQKBNR b KQkq');
+PostgreSQL::Test::Utils::append_to_file("$work/eight.epd", $book);
+($out, $ok) = run_cmd({}, $tool{python}, '-m', 'zipfile', '-c', "$files/eight.epd.zip", "$work/eight.epd");
+ok($ok, 'the book is zipped') or diag($out);
+my $fs_port = 9000 + int(rand(1000));
+my $fs = "http://127.0.0.1:$fs_port";
+my $file_server = q{
+import http.server, os, sys
+os.chdir(sys.argv[1])
+class Files(http.server.SimpleHTTPRequestHandler):
+    def translate_path(self, p):
+        return super().translate_path(p.split('?', 1)[0].rstrip('/') or '/')
+    def log_message(self, fmt, *args):
+        sys.stdout.write('%s\n' % (fmt % args)); sys.stdout.flush()
+http.server.ThreadingHTTPServer(('127.0.0.1', int(sys.argv[2])), Files).serve_forever()
+};
+spawn('files', "$work/files.log", {}, $work, @in_ns, $tool{python}, '-c', $file_server, $files, $fs_port);
+
+# The front end.  Any port will do: nothing else listens in the namespace.
+my $port = 8000 + int(rand(1000));
+my $url = "http://127.0.0.1:$port";
+my $data = "$work/data";
+my $server_log = "$work/server.log";
+spawn('server', $server_log,
+	{ %pg, PGUSER => 'openbench_web', PORT => $port, HOST => '127.0.0.1', DATA_DIR => $data,
+	  FASTCHESS_REPO_URL => "$fs/fastchess", FASTCHESS_REPO_REF => '1525c4b', MAX_FORM_BYTES => 262144 },
+	$work, @in_ns, $tool{node}, "$fe/server.js");
+{
+	my $deadline = time + 30;
+	sleep 0.1 while slurp($server_log) !~ /serving/ && time < $deadline
+	  && waitpid($pid{server}, POSIX::WNOHANG) == 0;
+	like(slurp($server_log), qr/serving OpenBench workers at \Q$url\E\//, "the front end serves $url")
+	  or BAIL_OUT(slurp($server_log));
+}
+like(slurp($server_log), qr/selection: OpenBench's 2024 profile \(allot\.count_requester = on, allot\.repeat_upper = 1\.25\)/,
+	'with OpenBench\'s 2024 selection profile');
+
+# The operator's part.
+sub admin
+{
+	my ($stdin, @args) = @_;
+	my ($aout, $aerr) = ('', '');
+	local @ENV{ keys %pg } = values %pg;
+	local $ENV{PGUSER} = 'farm_admin';
+	local $ENV{DATA_DIR} = $data;
+	my $aok = IPC::Run::run([ $tool{node}, "$fe/admin.js", @args ], '<', \$stdin, '>', \$aout, '2>', \$aerr,
+		IPC::Run::timeout(60));
+	note "node admin.js @args\n$aout$aerr";
+	return ("$aout$aerr", $aok);
+}
+($out, $ok) = admin("$PASSWORD\n", qw(add-user alice --password-stdin));
+ok($ok, 'admin.js add-user: an account for the workers');
+($out, $ok) = admin('', qw(add-engine Weiss --compilers gcc>=10 --path src --nps 2000000));
+ok($ok, 'admin.js add-engine Weiss');
+($out, $ok) = admin('', qw(add-engine Secret --compilers gcc>=10 --private));
+ok($ok, 'admin.js add-engine Secret: a private engine');
+($out, $ok) = admin('', 'add-book', 'eight.epd', '--source', "$fs/eight.epd.zip", '--file', "$work/eight.epd");
+ok($ok, 'admin.js add-book');
+PostgreSQL::Test::Utils::append_to_file("$work/weiss.nnue", 'not really a network, but bytes with a sha256');
+($out, $ok) = admin('', 'add-network', '--engine', 'Weiss', '--name', 'toy', '--file', "$work/weiss.nnue");
+ok($ok, 'admin.js add-network');
+sub sides { return ('--engine', $_[0], '--dev-source', "$fs/weiss-$DEV.zip", '--dev-sha', $DEV, '--dev-bench', $BENCH{$DEV},
+	'--base-source', "$fs/weiss-$BASE.zip", '--base-sha', $BASE, '--base-bench', $BENCH{$BASE},
+	'--book', 'eight.epd', '--tc', 'N=2000', '--workload-size', '2'); }
+my @sides = sides('Weiss');
+($out, $ok) = admin('', 'create-test', @sides, '--name', 'sprt', '--sprt', '0,200', '--alpha', '0.25', '--beta', '0.25',
+	'--throughput', '1500');
+my ($sprt) = $out =~ /^test ([0-9]+)$/m;
+ok($ok && $sprt, 'admin.js create-test: an SPRT test');
+($out, $ok) = admin('', 'create-test', @sides, qw(--name games --games 8 --throughput 1000));
+my ($games) = $out =~ /^test ([0-9]+)$/m;
+ok($ok && $games, 'admin.js create-test: a test of 8 games');
+is(sql("SELECT string_agg(id || ' ' || name || ' ' || engine || ' ' || base_engine || ' ' || throughput || ' '
+                          || dev_threads || ' ' || time_based || ' ' || workload_size || ' ' || state, ', ' ORDER BY id)
+          FROM allot.workload"),
+	"$sprt sprt Weiss Weiss 1500 1 false 2 active, $games games Weiss Weiss 1000 1 false 2 active",
+	'each test is an active allot workload: engines, throughput, threads, fixed nodes (not time-based)');
+($out, $ok) = admin('', 'create-test', @sides, '--games', '8', '--sprt', '0,5');
+ok(!$ok && $out =~ /give one of --sprt ELO0,ELO1 and --games N/, 'create-test refuses a test both SPRT and GAMES');
+
+# ---------------------------------------------------------------------------
+# The workers: each a copy of OpenBench's Client folder with fastchess, in
+# the namespace and a PID namespace of its own.
+if ($fastchess_build)
+{
+	my $built = $fastchess_build->finish;
+	ok($built && -x $fastchess, 'fastchess builds (' . elapsed() . ' since the start)')
+	  or BAIL_OUT(slurp($fastchess_log));
+	undef $fastchess_build;
+}
+my %worker = (w1 => "$work/w1", w2 => "$work/w2");
+for my $w (sort keys %worker)
+{
+	my $dir = $worker{$w};
+	make_path($dir);
+	opendir(my $dh, "$shared/Client") or die "$shared/Client: $!";
+	for my $f (grep { -f "$shared/Client/$_" } readdir $dh)
+	{
+		copy("$shared/Client/$f", "$dir/$f") or die "copy $f: $!";
+	}
+	closedir $dh;
+	copy($fastchess, "$dir/fastchess-ob") or die "copy fastchess: $!";
+	chmod 0755, "$dir/fastchess-ob";
+}
+# w1 holds a token for the private engine; w2 says it is noisy, focuses on
+# an engine with no test, and has a name.
+PostgreSQL::Test::Utils::append_to_file("$worker{w1}/credentials.secret", "token-of-w1\n");
+my @worker_args = (w1 => [], w2 => [ '-I', 'box-two', '--noisy', '--focus', 'Stockfish' ]);
+my %args = @worker_args;
+for my $w (qw(w1 w2))
+{
+	spawn($w, "$work/$w.log", { PYTHONDONTWRITEBYTECODE => 1, PYTHONUNBUFFERED => 1 }, $worker{$w}, @in_ns,
+		$tool{unshare}, '--pid', '--fork', '--mount-proc', '--kill-child', '--',
+		$tool{python}, 'client.py', '-U', 'alice', '-P', $PASSWORD, '-S', $url, '-T', '1', '-N', '1',
+		'--no-client-downloads', '--fleet', @{ $args{$w} });
+}
+note 'workers started at ' . elapsed();
+
+# Wait for both tests to stop, and for each worker to be told that nothing
+# is left ({} to its request).  --fleet would have it idle 60 s before it
+# leaves; the operator's Ctrl-C (SIGINT, which client.py takes as the
+# signal to stop) ends that wait instead.
+sub machine_of
+{
+	my ($w) = @_;
+	my $name = $w eq 'w2' ? 'alice/box-two' : 'alice';
+	return sql(qq{SELECT max(m.host_id) FROM openbench.machine m JOIN allot.host h ON h.id = m.host_id
+	               WHERE h.name = '$name'});
+}
+my %idle;
+{
+	my $deadline = time + 240;
+	my $stopped = 0;
+	while (time < $deadline && keys %idle < 2)
+	{
+		if (!$stopped && sql('SELECT count(*) FROM openbench.test WHERE finished_at IS NULL') eq '0')
+		{
+			$stopped = 1;
+			note 'both tests stopped at ' . elapsed();
+		}
+		for my $w (qw(w1 w2))
+		{
+			if (waitpid($pid{$w}, POSIX::WNOHANG) != 0)
+			{
+				fail("$w exited before it was told that nothing is left");
+				BAIL_OUT(slurp("$work/$w.log"));
+			}
+			next if !$stopped || $idle{$w};
+			my $m = machine_of($w);
+			$idle{$w} = 1 if $m && slurp($server_log) =~ /machine $m: nothing to do/;
+		}
+		sleep 0.2;
+	}
+	ok($stopped && keys %idle == 2, 'both tests stopped, and then each worker was told that nothing is left');
+}
+# The worker is the child of unshare, in the parent namespace's numbering.
+sub child_of
+{
+	my ($parent) = @_;
+	for my $stat (glob('/proc/[0-9]*/stat'))
+	{
+		open(my $fh, '<', $stat) or next;    # a process that just ended
+		my ($pid, $ppid) = (scalar(<$fh>) // '') =~ /^([0-9]+) \(.*\) \S+ ([0-9]+) /s or next;
+		return $pid if $ppid == $parent;
+	}
+	return undef;
+}
+my %status;
+for my $w (qw(w1 w2))
+{
+	my $python = child_of($pid{$w});
+	ok($python && kill('INT', $python), "Ctrl-C to worker $w");
+}
+{
+	my $deadline = time + 60;
+	while (time < $deadline && keys %status < 2)
+	{
+		for my $w (qw(w1 w2))
+		{
+			next if exists $status{$w};
+			$status{$w} = $? if waitpid($pid{$w}, POSIX::WNOHANG) == $pid{$w};
+		}
+		sleep 0.1;
+	}
+}
+note 'workers exited at ' . elapsed();
+for my $w (qw(w1 w2))
+{
+	is($status{$w}, 0, "worker $w exited, with status 0");
+	unlike(slurp("$work/$w.log"), qr/Traceback/, "worker $w met no error");
+	delete $pid{$w} if exists $status{$w};
+	note "----- $w -----\n" . join "\n",
+	  grep { /Requesting|Workload \[|Bench for|Finished game|Traceback|Error|error|Exception/ }
+	  split /\n/, slurp("$work/$w.log");
+}
+note "----- front end -----\n" . slurp($server_log);
+
+# ---------------------------------------------------------------------------
+# What the server recorded.
+my %host;
+for (split /\n/, sql(q{SELECT m.host_id, h.name FROM openbench.machine m JOIN allot.host h ON h.id = m.host_id ORDER BY m.host_id}))
+{
+	my ($id, $name) = split /\|/;
+	$host{ $name eq 'alice/box-two' ? 'w2' : 'w1' } = $id;
+}
+is(scalar(keys %host), 2, 'two machines registered, one per worker (no worker had to start over)');
+my $gcc = sql(q{SELECT string_agg(DISTINCT compilers ->> 'gcc', ',') FROM allot.host});
+like($gcc, qr/^[0-9]+\.[0-9]+(\.[0-9]+)?$/, "both hosts have gcc $gcc, as their workers found it");
+is( sql(qq{SELECT string_agg(concat_ws(' ', name, os, threads, sockets, coalesce(physical_cores::text, '-'), syzygy_max,
+                                        noisy, tokens::text, focus::text, registered_at IS NOT NULL,
+                                        cardinality(cpu_flags) > 0), ', ' ORDER BY name)
+              FROM allot.host WHERE id IN ($host{w1}, $host{w2})}),
+	'alice Linux 1 1 - 0 f {Secret} {} t t, alice/box-two Linux 1 1 - 0 t {} {Stockfish} t t',
+	'allot.host: name, os, threads, sockets, no hyperthreads, no Syzygy, noisy, tokens, focus, CPU flags, self-registered');
+is(sql(q{SELECT count(*) FROM openbench.machine WHERE length(hash) = 32 AND length(salt) = 16 AND scrypt_n = 32768
+            AND info::text !~ '[0-9a-f]{64}'}),
+	'2', 'each machine\'s secret is kept only as a salted scrypt hash');
+
+# Every workload, with the explanation logged beside it.
+my @results = map { [ split /\|/ ] } split /\n/, sql(q{
+	SELECT r.id, r.test_id, r.host_id, r.repeated, r.book_index, r.runner_count, r.concurrency_per,
+	       r.rounds_per_runner, r.stop_sent_at IS NOT NULL,
+	       (SELECT w ->> 'probability' FROM jsonb_array_elements(r.explanation -> 'workloads') w
+	         WHERE (w ->> 'id')::bigint = r.test_id),
+	       r.explanation -> 'exclude'
+	  FROM openbench.result r ORDER BY r.id});
+ok(@results >= 3, scalar(@results) . ' workloads were handed out');
+my %played;
+for my $r (@results)
+{
+	my ($id, $test, $h, $repeated, $bi, $runners, $conc, $rounds, $stop, $p, $exclude) = @$r;
+	ok(defined $p && $p > 0, "result $id: test $test went to machine $h with probability $p > 0 in its explanation");
+	is("$runners $conc $rounds $exclude", '1 1 4 []',
+		"result $id: 1 runner, 1 game at a time, 4 rounds (workload size 2, 1 thread); nothing excluded");
+	$played{$test}{$h}++;
+}
+ok($played{$sprt} && $played{$games}, 'both tests were played');
+like(slurp($server_log), qr/machine \d+ gets test \d+ \(result \d+(, repeated)?\), p=[0-9.e-]+; explain_assignment: \d+:/,
+	'the log shows each assignment with its explanation');
+
+# The games: each report against the uploaded PGN, pair by pair.
+sub pgn_pairs
+{
+	my ($file) = @_;
+	my $text;
+	bunzip2($file => \$text) or die "bunzip2 $file: $Bunzip2Error";
+	my %round;
+	for my $game (split /\n(?=\[Event )/, $text)
+	{
+		my ($round) = $game =~ /^\[Round "([0-9]+)"\]/m;
+		my ($white) = $game =~ /^\[White "([^"]*)"\]/m;
+		my ($result) = $game =~ /^\[Result "([^"]*)"\]/m;
+		next unless defined $round && defined $result;
+		# points of dev in half points: 2 a win, 1 a draw
+		my $dev_white = $white eq 'Weiss-dev';
+		my %points = ('1-0' => 2, '1/2-1/2' => 1, '0-1' => 0);
+		die "$file: result $result" unless exists $points{$result};
+		push @{ $round{$round} }, $dev_white ? $points{$result} : 2 - $points{$result};
+	}
+	return [ map { $round{$_} } grep { @{ $round{$_} } == 2 } sort { $a <=> $b } keys %round ];
+}
+sub tally
+{
+	my @pairs = @_;
+	my @t = (0, 0, 0);
+	my @p = (0, 0, 0, 0, 0);
+	for my $pair (@pairs)
+	{
+		$t[ $_ ]++ for @$pair;
+		$p[ $pair->[0] + $pair->[1] ]++;
+	}
+	return join(' ', @t) . ' / ' . join(' ', @p);
+}
+my %counted;
+for my $r (@results)
+{
+	my ($id, $test, $h, undef, $bi, undef, undef, undef, $stop) = @$r;
+	my $file = "$data/pgns/$test.$id.$bi.pgn.bz2";
+	ok(-s $file, "result $id: its PGN was uploaded") or next;
+	my @pairs = @{ pgn_pairs($file) };
+	my @subs = map { [ split /\|/ ] } split /\n/, sql(qq{
+		SELECT counted, losses, draws, wins, ll, ld, dd, dw, ww FROM openbench.submission WHERE result_id = $id ORDER BY id});
+	my $at = 0;
+	for my $s (@subs)
+	{
+		my ($is_counted, @n) = @$s;
+		my $npairs = ($n[0] + $n[1] + $n[2]) / 2;
+		my @mine = @pairs[ $at .. $at + $npairs - 1 ];
+		is(tally(grep { defined } @mine), "$n[0] $n[1] $n[2] / @n[3..7]",
+			"result $id: a report of $npairs pair(s) is pairs " . ($at + 1) . ' on of its PGN');
+		$at += $npairs;
+		push @{ $counted{$test} }, @mine if $is_counted eq 't';
+	}
+	if ($stop eq 't')
+	{
+		ok($at <= @pairs, "result $id: told to stop, it reported $at of its " . scalar(@pairs) . ' pairs');
+	}
+	else
+	{
+		is($at, scalar(@pairs), "result $id: every pair of its PGN was reported");
+	}
+}
+for my $t ($sprt, $games)
+{
+	is(sql("SELECT losses || ' ' || draws || ' ' || wins || ' / ' || ll || ' ' || ld || ' ' || dd || ' ' || dw || ' ' || ww
+	          FROM openbench.test WHERE id = $t"),
+		tally(@{ $counted{$t} // [] }),
+		"test $t: its trinomial and pentanomial totals are the games of its counted reports, as the PGNs show them");
+}
+my ($llr, $lower, $upper, $finished_by, $counts) = split /\|/, sql(qq{
+	SELECT llr, lower_llr, upper_llr, finished_by, ll || ',' || ld || ',' || dd || ',' || dw || ',' || ww
+	  FROM openbench.test WHERE id = $sprt});
+ok($finished_by eq 'sprt' && ($llr > $upper || $llr < $lower),
+	"the SPRT test stopped by its bounds: LLR $llr outside ($lower, $upper)");
+($out) = run_cmd({}, $tool{node}, '-e', "console.log(require('$fe/sprt.js').pentanomialLLR([$counts], 0, 200))");
+ok(abs($out - $llr) < 1e-9, "and its LLR is the pentanomial LLR of its totals ($counts)");
+is(sql("SELECT finished_by || ' ' || (games >= 8) FROM openbench.test WHERE id = $games"), 'games true',
+	'the GAMES test stopped at 8 games or more');
+is(sql(q{SELECT string_agg(state, ',') FROM allot.workload}), 'finished,finished', 'both are finished in allot');
+for my $w (qw(w1 w2))
+{
+	ok(sql("SELECT count(*) FROM openbench.result WHERE host_id = $host{$w} AND stop_sent_at IS NOT NULL") > 0,
+		"worker $w was told to stop");
+}
+is(sql('SELECT count(*) FROM openbench.event'), '0', 'no worker reported an error');
+
+# ---------------------------------------------------------------------------
+# Lies, from inside the namespace.  http(PATH, FIELDS or [TYPE, BODY]):
+# [status, decoded reply or text].
+my $http_client = q{
+use HTTP::Tiny;
+local $/; my $body = <STDIN>;
+my ($url, $type) = @ARGV;
+my $r = HTTP::Tiny->new(timeout => 30)->request('POST', $url,
+	{ content => $body, headers => { 'Content-Type' => $type } });
+print "$r->{status}\n$r->{content}";
+};
+sub form_body
+{
+	my @fields = @_;
+	my @parts;
+	while (my ($k, $v) = splice(@fields, 0, 2))
+	{
+		push @parts, join '=', map { my $s = $_; $s =~ s/([^A-Za-z0-9_.~-])/sprintf('%%%02X', ord $1)/ge; $s } $k, $v;
+	}
+	return join '&', @parts;
+}
+sub http
+{
+	my ($path, $fields, $type, $body) = @_;
+	$type //= 'application/x-www-form-urlencoded';
+	$body //= form_body(@$fields);
+	my ($hout, $herr) = ('', '');
+	IPC::Run::run([ @in_ns, $^X, '-e', $http_client, "$url/$path/", $type ],
+		'<', \$body, '>', \$hout, '2>', \$herr, IPC::Run::timeout(60));
+	my ($status, $content) = split /\n/, $hout, 2;
+	my $reply = eval { decode_json($content // '') } // ($content // $herr);
+	return [ $status, $reply ];
+}
+sub error_of { my $r = shift; return ref $r->[1] eq 'HASH' ? $r->[1]{error} // '' : ''; }
+
+# A machine of the liar's own, and a test of its own to be given.
+my %info = (client_ver => 49, concurrency => 2, sockets => 1, physical_cores => 2, os_name => 'Linux',
+	cpu_flags => ['POPCNT'], compilers => { Weiss => [ 'gcc', '12.2.0' ] }, tokens => {}, syzygy_max => 0,
+	noisy => JSON::PP::false, focus => [], machine_name => 'liar');
+my $r = http('clientWorkerInfo', [ username => 'alice', password => $PASSWORD, system_info => encode_json(\%info) ]);
+my ($liar, $secret) = ($r->[1]{machine_id}, $r->[1]{secret});
+ok($liar && $secret =~ /^[0-9a-f]{64}$/, "clientWorkerInfo over plain HTTP: machine $liar and a 64-digit secret");
+($out, $ok) = admin('', 'create-test', @sides, qw(--name third --games 100 --throughput 1000));
+my ($third) = $out =~ /^test ([0-9]+)$/m;
+$r = http('clientGetWorkload', [ machine_id => $liar, secret => $secret, blacklist => $third ]);
+is_deeply($r->[1], {}, 'with its only test blacklisted, nothing: {}');
+$r = http('clientGetWorkload', [ machine_id => $liar, secret => $secret ]);
+is($r->[1]{workload}{test}{id}, $third, "without the blacklist: test $third");
+my $result = $r->[1]{workload}{result}{id};
+is_deeply($r->[1]{workload}{distribution}, { 'runner-count' => 1, 'concurrency-per' => 2, 'rounds-per-runner' => 8 },
+	'its distribution for 2 threads: 1 runner, 2 games at a time, 8 rounds');
+is($r->[1]{workload}{test}{dev}{bench}, $BENCH{$DEV}, 'and the dev engine\'s bench');
+
+my $snapshot = sub {
+	return sql(q{SELECT md5(string_agg(t, ';' ORDER BY t)) FROM (
+		SELECT 'host ' || h::text AS t FROM allot.host h
+		UNION ALL SELECT 'assignment ' || a::text FROM allot.assignment a
+		UNION ALL SELECT 'usage ' || u::text FROM allot.workload_usage u
+		UNION ALL SELECT 'workload ' || w::text FROM allot.workload w
+		UNION ALL SELECT 'test ' || t::text FROM openbench.test t
+		UNION ALL SELECT 'machine ' || (m.host_id, m.hash, m.nps)::text FROM openbench.machine m
+		UNION ALL SELECT 'result ' || r::text FROM openbench.result r
+		UNION ALL SELECT 'submission ' || s::text FROM openbench.submission s
+		UNION ALL SELECT 'pgn ' || p::text FROM openbench.pgn p
+		UNION ALL SELECT 'event ' || e::text FROM openbench.event e) s});
+};
+my $before = $snapshot->();
+my @good = (machine_id => $liar, secret => $secret, test_id => $third, result_id => $result,
+	crashes => 0, timelosses => 0, illegals => 0, spsa_delta => '');
+my @lies = (
+	[ 'someone else\'s secret', 'clientGetWorkload', [ machine_id => $host{w1}, secret => $secret ],
+	  qr/^Bad Client Version: Invalid Secret Token$/ ],
+	[ 'a results report with someone else\'s secret', 'clientSubmitResults',
+	  [ @good, machine_id => $host{w2}, trinomial => '0 0 2', pentanomial => '0 0 0 0 1' ], qr/^Bad Client Version: (Invalid Secret Token|Bad Machine Id)$/ ],
+	[ 'a machine id that does not exist', 'clientHeartbeat', [ machine_id => 999999, secret => $secret, test_id => $third ],
+	  qr/^Bad Client Version: Bad Machine Id$/ ],
+	[ 'a results report for a test it was not given', 'clientSubmitResults',
+	  [ @good, test_id => $games, trinomial => '0 0 2', pentanomial => '0 0 0 0 1' ], qr/is not machine ${liar}'s workload/ ],
+	[ 'a results report for another machine\'s result', 'clientSubmitResults',
+	  [ @good, result_id => $results[0][0], trinomial => '0 0 2', pentanomial => '0 0 0 0 1' ],
+	  qr/is not machine ${liar}'s workload/ ],
+	[ 'a heartbeat for a test it was not given', 'clientHeartbeat', [ @good, test_id => $sprt ], qr/is not machine ${liar}'s workload/ ],
+	[ 'negative game counts', 'clientSubmitResults', [ @good, trinomial => '-2 0 4', pentanomial => '0 0 1 0 0' ],
+	  qr/^Bad Request: trinomial must be three counts/ ],
+	[ 'a trinomial and pentanomial that disagree', 'clientSubmitResults',
+	  [ @good, trinomial => '0 0 4', pentanomial => '1 0 0 0 1' ], qr/give different scores/ ],
+	[ 'more games than pairs', 'clientSubmitResults', [ @good, trinomial => '0 0 4', pentanomial => '0 0 0 0 1' ],
+	  qr/the trinomial counts 4 games, the pentanomial 2/ ],
+	[ 'a huge game count', 'clientSubmitResults', [ @good, trinomial => '0 0 200000000', pentanomial => '0 0 0 0 100000000' ],
+	  qr/holds at most 16 games/ ],
+	[ 'more crashes than games', 'clientSubmitResults', [ @good, trinomial => '0 0 2', pentanomial => '0 0 0 0 1', crashes => 3 ],
+	  qr/crashes \(3\) exceeds the games reported/ ],
+	[ 'a count as a float', 'clientSubmitNPS', [ @good, nps => '1e9', dev_nps => 1, base_nps => 1 ], qr/nps must be a whole number/ ],
+	[ 'a field sent twice', 'clientHeartbeat', [ @good, test_id => $third ], qr/test_id was sent more than once/ ],
+	[ 'a wrong password', 'clientWorkerInfo', [ username => 'alice', password => 'guess', system_info => encode_json(\%info) ],
+	  qr/^Bad Credentials$/ ],
+	[ 'an unknown user', 'clientMatchRunnerVersionRef', [ username => 'mallory', password => $PASSWORD ], qr/^Bad Credentials$/ ],
+	[ 'an old client', 'clientWorkerInfo',
+	  [ username => 'alice', password => $PASSWORD, system_info => encode_json({ %info, client_ver => 48 }) ],
+	  qr/^Bad Client Version: Expected 49$/ ],
+	[ 'a malformed system_info', 'clientWorkerInfo',
+	  [ username => 'alice', password => $PASSWORD, system_info => encode_json({ %info, concurrency => -4 }) ],
+	  qr/system_info\.concurrency must be a whole number between 1 and 4096/ ],
+	[ 'an SPSA delta for a test that is not SPSA', 'clientSubmitResults',
+	  [ @good, trinomial => '0 0 2', pentanomial => '0 0 0 0 1', spsa_delta => '[1e9]' ], qr/SPSA is not supported/ ],
+);
+for my $lie (@lies)
+{
+	my ($what, $path, $fields, $expect) = @$lie;
+	my @f = @$fields;
+	my %f;
+	# later pairs override earlier ones, except a deliberate repeat
+	my @ordered;
+	while (my ($k, $v) = splice(@f, 0, 2))
+	{
+		if (exists $f{$k} && $what ne 'a field sent twice') { $ordered[ $f{$k} ][1] = $v; next; }
+		$f{$k} = @ordered;
+		push @ordered, [ $k, $v ];
+	}
+	$r = http($path, [ map { @$_ } @ordered ]);
+	like(error_of($r), $expect, "$what: {\"error\": \"" . error_of($r) . '"}');
+}
+my $pgn = "[Event \"?\"]\n[Round \"1\"]\n\n1. e4 *\n";
+my $bz;
+{
+	require IO::Compress::Bzip2;
+	IO::Compress::Bzip2::bzip2(\$pgn => \$bz) or die 'bzip2';
+}
+sub multipart
+{
+	my (%f) = @_;
+	my $b = 'xYzZy' . int(rand(1e9));
+	my $body = join '', map { "--$b\r\nContent-Disposition: form-data; name=\"$_\"\r\n\r\n$f{$_}\r\n" }
+	  grep { $_ ne 'file' } sort keys %f;
+	$body .= "--$b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"games.pgn\"\r\n"
+	  . "Content-Type: application/octet-stream\r\n\r\n$f{file}\r\n--$b--\r\n";
+	return ("multipart/form-data; boundary=$b", $body);
+}
+$r = http('clientSubmitPGN', undef, multipart(machine_id => $liar, secret => $secret, test_id => $games,
+	result_id => $results[0][0], book_index => 1, file => $bz));
+like(error_of($r), qr/is not machine ${liar}'s workload/, 'a PGN for another machine\'s result: refused');
+$r = http('clientSubmitPGN', undef, multipart(machine_id => $liar, secret => $secret, test_id => $third,
+	result_id => $result, book_index => 1, file => 'not bzip2'));
+like(error_of($r), qr/bzip2-compressed/, 'a PGN that is not bzip2: refused');
+$r = http('clientHeartbeat', [ machine_id => $liar, secret => $secret, test_id => $third, pad => 'x' x 300000 ]);
+is($r->[0], 413, 'a body over MAX_FORM_BYTES: 413');
+is($snapshot->(), $before, 'no lie changed anything in allot or the front end');
+
+# The positive control: the same machine telling the truth.
+$r = http('clientSubmitResults', [ @good, trinomial => '1 1 2', pentanomial => '0 0 1 1 0' ]);
+is_deeply($r->[1], {}, 'a true report is answered {}');
+is(sql("SELECT games || ' ' || losses || ' ' || draws || ' ' || wins || ' ' || dd || ' ' || dw FROM openbench.test WHERE id = $third"),
+	'4 1 1 2 1 1', 'and counted');
+$r = http('clientSubmitPGN', undef, multipart(machine_id => $liar, secret => $secret, test_id => $third,
+	result_id => $result, book_index => 1, file => $bz));
+is_deeply($r->[1], {}, 'its PGN is taken');
+$r = http('clientSubmitPGN', undef, multipart(machine_id => $liar, secret => $secret, test_id => $third,
+	result_id => $result, book_index => 1, file => $bz));
+like(error_of($r), qr/already received/, 'once');
+
+# Networks: the file, with the right login only.
+$r = http('api/networks/Weiss/' . uc(substr(sha256_hex(slurp("$work/weiss.nnue")), 0, 8)),
+	[ username => 'alice', password => $PASSWORD ]);
+is($r->[1], slurp("$work/weiss.nnue"), 'api/networks/Weiss/SHA gives the network to an account');
+$r = http('api/networks/Weiss/toy', [ username => 'alice', password => 'guess' ]);
+is($r->[1], 'Bad Credentials', 'and "Bad Credentials" without its password');
+
+# The private engine: only the machine with its token may play it.
+($out, $ok) = admin('', 'create-test', sides('Secret'), qw(--name private --games 8));
+my ($private) = $out =~ /^test ([0-9]+)$/m;
+ok($ok && $private, "a test of the private engine: test $private");
+my %private = map {
+	$_ => sql(qq{SELECT candidate || ' ' || reason FROM allot.explain_assignment($host{$_}) WHERE workload_id = $private})
+} qw(w1 w2);
+like($private{w1}, qr/^true candidate/, "a test of the private engine is a candidate for w1, which has its token: $private{w1}");
+like($private{w2}, qr/^false .*token/, "and not for w2, which has none: $private{w2}");
+
+# Machines long gone leave allot; a worker still on one is told what
+# OpenBench tells a worker whose machine it deleted.
+($out, $ok) = admin('', qw(prune-hosts --days 0));
+like($out, qr/^3 host\(s\) of machines not seen for 0 days removed from allot$/m, 'admin.js prune-hosts: the three machines\' hosts');
+$r = http('clientHeartbeat', [ machine_id => $liar, secret => $secret, test_id => $third ]);
+is(error_of($r), 'Bad Client Version: Bad Machine Id', 'the pruned machine\'s next call: Bad Machine Id');
+is(sql('SELECT count(*) FROM openbench.result'), scalar(@results) + 1, 'its results stay');
+
+note 'done at ' . elapsed();
+done_testing();
