@@ -14,6 +14,7 @@ OBJS = \
 	src/assignment.o \
 	src/assignment_usage.o \
 	src/usage.o \
+	src/usage_cache.o \
 	src/estimate.o \
 	src/host_queue.o \
 	src/host_queue_glue.o \

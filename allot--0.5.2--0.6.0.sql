@@ -671,3 +671,30 @@ GRANT EXECUTE ON FUNCTION allot.report_job(bigint, bigint, text, double precisio
 GRANT EXECUTE ON FUNCTION allot.report_job(bigint, bigint, text, double precision, double precision,
                                            double precision, timestamptz, int),
                           allot.host_jobs(bigint) TO allot_web;
+
+/* ---------------------------------------------------------------------------
+ * assign_workload keeps a copy of allot.workload_usage per backend, read
+ * again after a change: each statement that changes the table queues a
+ * relcache invalidation of allot.workload_usage_signal, which PostgreSQL
+ * delivers to every backend when the change commits.  The signal's table
+ * holds nothing and nobody opens it, so no backend rebuilds its relcache
+ * entry for it (src/usage_cache.c).
+ * ------------------------------------------------------------------------- */
+CREATE TABLE allot.workload_usage_signal ();
+COMMENT ON TABLE allot.workload_usage_signal IS
+    'Holds no rows: a change to allot.workload_usage invalidates this table''s relcache entry, which tells every backend that its copy of the usage is stale';
+
+CREATE FUNCTION allot.usage_signal_trigger() RETURNS trigger
+    LANGUAGE c
+    SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'allot_usage_signal_trigger';
+COMMENT ON FUNCTION allot.usage_signal_trigger() IS
+    'Statement trigger on allot.workload_usage: its change, when it commits, makes every backend''s copy of the usage stale';
+CREATE TRIGGER workload_usage_signal
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON allot.workload_usage
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.usage_signal_trigger();
+
+REVOKE ALL ON allot.workload_usage_signal FROM PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON allot.workload_usage_signal TO allot_admin;
+REVOKE ALL ON FUNCTION allot.usage_signal_trigger() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.usage_signal_trigger() TO allot_admin;

@@ -1,12 +1,15 @@
 -- Data for bench/assign.sh: an OpenBench-like farm.  psql variables nhosts
--- (e.g. 100000), nvisitors (about nhosts / churn) and nworkloads (200 or 2000)
+-- (e.g. 100000), nvisitors (about nhosts / churn), nworkloads (200 or 2000)
+-- and ntop (0: the mix below)
 -- set its size; everything else is fixed, and the random draws are seeded,
 -- so a rerun builds the same farm.
 --
 --   8 engines: public ones with OS / CPU flag / compiler requirements, two
 --     private ones that need a host token.
 --   nworkloads active assignment workloads (app_id NULL), in the mix below
---     for 200 and scaled for other counts.  Only the highest runnable
+--     for 200 and scaled for other counts; with ntop > 0, ntop of them at
+--     the top priority (the top groups scaled to it, the others to the
+--     rest), as on a farm where most tests run at one priority.  Only the highest runnable
 --     priority matters to a host (seed 000 step 1), so the top priority holds
 --     a realistic working set: for 200, 40 workloads over 6 engines at
 --     priority 2; 30 at priority 1 and 130 at priority 0 are what hosts that
@@ -68,7 +71,9 @@ SELECT format('%s-p%s-%s', e.engine, e.priority, k),
                        ('Stockfish', 0, 30), ('Ethereal', 0, 20), ('Berserk', 0, 15),
                        ('Koivisto', 0, 15), ('Weiss', 0, 15), ('Torch', 0, 10),
                        ('Halogen', 0, 15), ('Altair', 0, 10)) AS v(engine, priority, how_many),
-               generate_series(1, round(how_many * :nworkloads / 200.0)::int) AS k) AS e;
+               generate_series(1, round(CASE WHEN :ntop = 0 THEN how_many * :nworkloads / 200.0
+                                             WHEN priority = 2 THEN how_many * :ntop / 40.0
+                                             ELSE how_many * (:nworkloads - :ntop) / 160.0 END)::int) AS k) AS e;
 
 -- Hosts.  r[] holds independent uniform draws per host.
 INSERT INTO allot.host

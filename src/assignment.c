@@ -49,6 +49,7 @@
 #include "fairness.h"
 #include "selection.h"
 #include "table_read.h"
+#include "usage_cache.h"
 #include "workload_cache.h"
 
 /* The host as a request sees it. */
@@ -409,6 +410,22 @@ draw(FunctionCallInfo fcinfo, int argno)
 	return allot_random_uniform(&state);
 }
 
+/* The settings of steps 3 to 7 for this host, and its draw. */
+static void
+selection_params(const RequestHost *host, int mode, double u, SelectionParams *params)
+{
+	memset(params, 0, sizeof(*params));
+	params->balance_engines = allot_balance_engine_throughputs;
+	params->repeat_threshold = allot_repeat_threshold;
+	params->repeat_upper = allot_repeat_upper;
+	params->count_requester = allot_count_requester;
+	params->requester_threads = host->offer.threads;
+	params->last_workload_id = host->last_workload_id;
+	params->draw = u;
+	params->by_debt = mode == FAIRNESS_DEBT;
+	params->debt_slack = assignment_credit(host);
+}
+
 /* Seed 000, steps 1 to 7, for one host; the caller is connected to SPI. */
 static void
 select_for_host(RequestSelection *rs, const RequestHost *host,
@@ -469,18 +486,325 @@ select_for_host(RequestSelection *rs, const RequestHost *host,
 		read_credit(rs, now, mode);
 
 	/* Steps 3 to 7. */
-	params.balance_engines = allot_balance_engine_throughputs;
-	params.repeat_threshold = allot_repeat_threshold;
-	params.repeat_upper = allot_repeat_upper;
-	params.count_requester = allot_count_requester;
-	params.requester_threads = host->offer.threads;
-	params.last_workload_id = host->last_workload_id;
-	params.draw = u;
-	params.by_debt = mode == FAIRNESS_DEBT;
-	params.debt_slack = assignment_credit(host);
+	selection_params(host, mode, u, &params);
 	engine_counts = palloc(sizeof(int) * (cache->n_engines + 1));
 	allot_select(rs->cand, rs->n, cache->n_engines, engine_counts, &params,
 				 &rs->selection);
+}
+
+/* ---------------------------------------------------------------------------
+ * assign_workload's own path (0.6.0): the candidates come group by group
+ * (workload_cache.h), their usage from the backend's copy of
+ * allot.workload_usage (usage_cache.h) less the lapsed assignments and the
+ * requester's own, and a repeat is decided from each group's sums
+ * (allot_repeat_from_sums) without visiting every candidate.  Whatever the
+ * sums leave unsure, and every switch, goes through allot_select over the
+ * candidates in cache order, as explain_assignment's path does: the two
+ * choose alike (test/pgtap/42_assign_paths.sql compares them).
+ * ------------------------------------------------------------------------- */
+
+/* What assign_workload chose. */
+typedef struct Choice
+{
+	int			workload;		/* index in the cache, -1: nothing fits */
+	bool		focus_assigned;
+	bool		repeated;
+	int			found;			/* allot_lapsed_usage's flags */
+} Choice;
+
+/* The groups a request's candidates are in: step 1, group by group. */
+typedef struct GroupPick
+{
+	bool	   *chosen;			/* per group: its members are candidates */
+	int32		top;			/* their priority */
+	bool		focus_assigned;
+	int		   *engine_count;	/* candidates per dev engine (step 3) */
+	int			n_candidates;
+} GroupPick;
+
+static void
+pick_groups(const WorkloadCache *cache, const RequestHost *host, GroupPick *gp)
+{
+	Unfit	   *verdict = palloc(sizeof(Unfit) * (cache->n_engine_needs + 1));
+	bool	   *judged = palloc0(sizeof(bool) * (cache->n_engine_needs + 1));
+	bool	   *focus = palloc0(sizeof(bool) * (cache->n_groups + 1));
+	bool		found = false;
+
+	gp->chosen = palloc0(sizeof(bool) * (cache->n_groups + 1));
+	gp->engine_count = palloc0(sizeof(int) * (cache->n_engines + 1));
+	gp->focus_assigned = false;
+	gp->n_candidates = 0;
+	gp->top = 0;
+
+	/* Groups come by priority, highest first: stop below the first that fits. */
+	for (int g = 0; g < cache->n_groups; g++)
+	{
+		const AssignGroup *grp = &cache->groups[g];
+		Unfit		dev = FIT,
+					base = FIT;
+		const EngineNeeds *engine;
+		int			e;
+
+		if (found && grp->priority < gp->top)
+			break;
+		/* Each engine judged once (the costly part: names, versions). */
+		if ((e = grp->dev_needs) >= 0)
+		{
+			if (!judged[e])
+				verdict[e] = allot_engine_unfit(&host->offer, &cache->engine_needs[e]);
+			judged[e] = true;
+			dev = verdict[e];
+		}
+		if (dev == FIT && (e = grp->base_needs) >= 0)
+		{
+			if (!judged[e])
+				verdict[e] = allot_engine_unfit(&host->offer, &cache->engine_needs[e]);
+			judged[e] = true;
+			base = verdict[e];
+		}
+		if (allot_fit_unfit(&host->offer, &grp->fit, dev, base, &engine) != FIT)
+			continue;
+		found = true;
+		gp->top = grp->priority;
+		gp->chosen[g] = true;
+		for (int f = 0; f < host->offer.focus.count; f++)
+			if (strcmp(host->offer.focus.names[f], grp->engine_name) == 0)
+				focus[g] = gp->focus_assigned = true;
+	}
+
+	/* Step 1's focus: only the focused engines' groups, if any. */
+	for (int g = 0; g < cache->n_groups; g++)
+	{
+		if (gp->focus_assigned && !focus[g])
+			gp->chosen[g] = false;
+		if (gp->chosen[g])
+		{
+			gp->engine_count[cache->groups[g].engine] += cache->groups[g].n;
+			gp->n_candidates += cache->groups[g].n;
+		}
+	}
+}
+
+/* Threads subtracted from some workloads: the lapsed, and the requester's. */
+typedef struct Corrections
+{
+	UsageDelta *d;				/* sorted by workload, one entry each */
+	int			n;
+} Corrections;
+
+static int
+compare_deltas(const void *a, const void *b)
+{
+	int			x = ((const UsageDelta *) a)->workload;
+	int			y = ((const UsageDelta *) b)->workload;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+gather_corrections(const LapsedUsage *lapsed, const RequestHost *host,
+				   const WorkloadCache *cache, Corrections *out)
+{
+	int			own = host->assigned_workload ?
+		allot_find_workload(cache, host->assigned_workload) : -1;
+	int			n = lapsed->n;
+	UsageDelta *d = palloc(sizeof(UsageDelta) * (n + 1));
+	int			k = 0;
+
+	memcpy(d, lapsed->deltas, sizeof(UsageDelta) * n);
+	/* The requester itself never counts (step 2). */
+	if (own >= 0)
+	{
+		d[n].workload = own;
+		d[n].threads = host->assigned_focus ? 0 : host->assigned_threads;
+		d[n].focus_threads = host->assigned_focus ? host->assigned_threads : 0;
+		n++;
+	}
+	qsort(d, n, sizeof(UsageDelta), compare_deltas);
+	for (int i = 0; i < n; i++)
+	{
+		if (k > 0 && d[k - 1].workload == d[i].workload)
+		{
+			d[k - 1].threads += d[i].threads;
+			d[k - 1].focus_threads += d[i].focus_threads;
+		}
+		else
+			d[k++] = d[i];
+	}
+	out->d = d;
+	out->n = k;
+}
+
+static const UsageDelta *
+correction_of(const Corrections *c, int workload)
+{
+	UsageDelta	key = {workload, 0, 0};
+
+	return c->n > 0 ? bsearch(&key, c->d, c->n, sizeof(UsageDelta), compare_deltas) : NULL;
+}
+
+/*
+ * Step 6 from the groups' sums; REPEAT_YES means allot_select would repeat
+ * the host's last workload (selection.h).
+ */
+static RepeatVerdict
+repeat_by_sums(const WorkloadCache *cache, const UsageCache *usage, const GroupPick *gp,
+			   const Corrections *corr, const RequestHost *host, const SelectionParams *params)
+{
+	bool		with_focus = gp->focus_assigned;
+	int			last = host->last_workload_id ? allot_find_workload(cache, host->last_workload_id) : -1;
+	RepeatSums	sums = {0, 0, 0, 0};
+	bool		any = false;
+
+	if (last < 0 || !gp->chosen[cache->workload_group[last]])
+		return REPEAT_NO;		/* the last workload is not a candidate */
+
+	for (int g = 0; g < cache->n_groups; g++)
+	{
+		const AssignGroup *grp = &cache->groups[g];
+		double		count;
+		double		low;
+
+		if (!gp->chosen[g])
+			continue;
+		count = params->balance_engines ? gp->engine_count[grp->engine] : 1;
+		sums.sum_threads += usage->group_threads[g] +
+			(with_focus ? usage->group_focus_threads[g] : 0);
+		sums.sum_throughput += grp->sum_throughput / count;
+		low = (with_focus ? usage->group_min_focus[g] : usage->group_min_plain[g]) * count;
+		if (!any || low < sums.min_ratio)
+			sums.min_ratio = low;
+		any = true;
+	}
+
+	/* Less the corrections: fewer threads, and those workloads' ratios lower. */
+	for (int k = 0; k < corr->n; k++)
+	{
+		int			i = corr->d[k].workload;
+		const CachedWorkload *w = &cache->workloads[i];
+		double		less = corr->d[k].threads + (with_focus ? corr->d[k].focus_threads : 0);
+		double		counted;
+		double		count;
+		double		ratio;
+
+		if (w->priority != gp->top || !gp->chosen[cache->workload_group[i]])
+			continue;
+		count = params->balance_engines ? gp->engine_count[w->engine] : 1;
+		counted = usage->threads[i] + (with_focus ? usage->focus_threads[i] : 0) - less;
+		sums.sum_threads -= less;
+		ratio = counted / (w->throughput / count);
+		if (ratio < sums.min_ratio)
+			sums.min_ratio = ratio;
+	}
+
+	/* The last workload's ratio, exactly as allot_select computes it. */
+	{
+		const CachedWorkload *w = &cache->workloads[last];
+		const UsageDelta *c = correction_of(corr, last);
+		double		count = params->balance_engines ? gp->engine_count[w->engine] : 1;
+		double		threads = usage->threads[last] - (c ? c->threads : 0);
+		double		focus_threads = usage->focus_threads[last] - (c ? c->focus_threads : 0);
+		double		counted = threads + (with_focus ? focus_threads : 0);
+
+		sums.last_ratio = counted / (w->throughput / count);
+	}
+	return allot_repeat_from_sums(&sums, params);
+}
+
+/*
+ * Steps 2 to 7 over every candidate, in cache order (as explain_assignment
+ * orders them, so that a seeded draw picks alike).
+ */
+static void
+select_over_candidates(const WorkloadCache *cache, const UsageCache *usage, const GroupPick *gp,
+					   const Corrections *corr, const RequestHost *host, TimestampTz now,
+					   int mode, SelectionParams *params, Choice *choice)
+{
+	RequestSelection rs;
+	int		   *engine_counts;
+	int			k = 0;
+
+	memset(&rs, 0, sizeof(rs));
+	rs.cache = cache;
+	rs.fairness = mode;
+	rs.cand = palloc0(sizeof(Candidate) * (gp->n_candidates + 1));
+	rs.cache_index = palloc(sizeof(int) * (gp->n_candidates + 1));
+	for (int i = 0; i < cache->n_workloads && cache->workloads[i].priority >= gp->top; i++)
+	{
+		const CachedWorkload *w = &cache->workloads[i];
+		const UsageDelta *c;
+		Candidate  *cand;
+
+		if (w->priority != gp->top || !gp->chosen[cache->workload_group[i]])
+			continue;
+		cand = &rs.cand[k];
+		rs.cache_index[k++] = i;
+		cand->workload_id = w->id;
+		cand->priority = w->priority;
+		cand->engine = w->engine;
+		cand->focus = gp->focus_assigned;	/* only focused groups are left then */
+		cand->throughput = w->throughput;
+		cand->status = CANDIDATE;
+		cand->threads = usage->threads[i];
+		cand->focus_threads = usage->focus_threads[i];
+		if ((c = correction_of(corr, i)) != NULL)
+		{
+			cand->threads -= c->threads;
+			cand->focus_threads -= c->focus_threads;
+		}
+	}
+	rs.n = k;
+	if (mode != FAIRNESS_CURRENT)
+		read_credit(&rs, now, mode);
+	engine_counts = palloc(sizeof(int) * (cache->n_engines + 1));
+	allot_select(rs.cand, rs.n, cache->n_engines, engine_counts, params, &rs.selection);
+	choice->workload = rs.selection.chosen >= 0 ? rs.cache_index[rs.selection.chosen] : -1;
+	choice->focus_assigned = rs.selection.focus_assigned;
+	choice->repeated = rs.selection.repeated;
+}
+
+/*
+ * Seed 000 for assign_workload, without an exclude list (that goes through
+ * select_for_host, as does a schema before 0.6.0, which has no copy to
+ * keep: then false).  The caller is connected to SPI and holds the host's
+ * lock and allot.assignment's write lock.
+ */
+static bool
+choose_for_host(const WorkloadCache *cache, const RequestHost *host, TimestampTz now, double u,
+				Choice *choice)
+{
+	const UsageCache *usage;
+	TimestampTz cutoff = allot_assignment_cutoff(now);
+	int			mode = allot_fairness_mode();
+	SelectionParams params;
+	GroupPick	gp;
+	LapsedUsage lapsed;
+	Corrections corr;
+
+	memset(choice, 0, sizeof(*choice));
+	choice->workload = -1;
+	usage = allot_usage_cache(cache);
+	if (usage == NULL)
+		return false;
+	pick_groups(cache, host, &gp);
+	if (gp.n_candidates == 0)
+		return true;
+
+	/* Step 2: the copy of the usage rows, less what lapsed and the requester. */
+	choice->found = allot_lapsed_usage(cache, cutoff, &lapsed);
+	gather_corrections(&lapsed, host, cache, &corr);
+
+	selection_params(host, mode, u, &params);
+	if (mode == FAIRNESS_CURRENT && !params.count_requester &&
+		repeat_by_sums(cache, usage, &gp, &corr, host, &params) == REPEAT_YES)
+	{
+		choice->workload = allot_find_workload(cache, host->last_workload_id);
+		choice->focus_assigned = gp.focus_assigned;
+		choice->repeated = true;
+		return true;
+	}
+	select_over_candidates(cache, usage, &gp, &corr, host, now, mode, &params, choice);
+	return true;
 }
 
 static int32
@@ -549,6 +873,8 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 		double		u;
 		RequestHost host;
 		RequestSelection rs;
+		const WorkloadCache *cache;
+		Choice		choice;
 		HeapTuple	tuple = NULL;
 
 		funcctx = SRF_FIRSTCALL_INIT();
@@ -567,9 +893,20 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 		allot_begin_host_request(host_id, "assignment");
 		prepare_plans();
 		read_host(&host, host_id, cutoff, true);
-		select_for_host(&rs, &host, exclude, n_exclude, now, u, false);
+		/* One cache throughout: choice.workload indexes its arrays. */
+		cache = allot_workload_cache();
+		if (n_exclude > 0 || !choose_for_host(cache, &host, now, u, &choice))
+		{
+			select_for_host(&rs, &host, exclude, n_exclude, now, u, false);
+			cache = rs.cache;
+			choice.workload = rs.selection.chosen >= 0 ?
+				rs.cache_index[rs.selection.chosen] : -1;
+			choice.focus_assigned = rs.selection.focus_assigned;
+			choice.repeated = rs.selection.repeated;
+			choice.found = rs.found;
+		}
 
-		if (rs.selection.chosen < 0)
+		if (choice.workload < 0)
 		{
 			Datum		args[1] = {Int64GetDatum(host_id)};
 
@@ -581,39 +918,38 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 		}
 		else
 		{
-			const Candidate *c = &rs.cand[rs.selection.chosen];
-			const CachedWorkload *w =
-				&rs.cache->workloads[rs.cache_index[rs.selection.chosen]];
+			const CachedWorkload *w = &cache->workloads[choice.workload];
 			ConcurrencySettings cs = allot_concurrency(&host.offer, &w->needs,
 													   w->workload_size);
 			Datum		args[5] = {
-				Int64GetDatum(host_id), Int64GetDatum(c->workload_id),
+				Int64GetDatum(host_id), Int64GetDatum(w->id),
 				Int32GetDatum(host.offer.threads),
-				BoolGetDatum(rs.selection.focus_assigned),
+				BoolGetDatum(choice.focus_assigned),
 				TimestampTzGetDatum(now)
 			};
 			Datum		values[6];
 			bool		nulls[6] = {false};
 			bool		written = false;
 
-			values[0] = Int64GetDatum(c->workload_id);
+			values[0] = Int64GetDatum(w->id);
 			values[1] = Int32GetDatum(int_setting(cs.cutechess_count, "cutechess_count", w->id));
 			values[2] = Int32GetDatum(int_setting(cs.concurrency_per, "concurrency_per", w->id));
 			values[3] = Int32GetDatum(int_setting(cs.games_per_cutechess, "games_per_cutechess", w->id));
-			values[4] = BoolGetDatum(rs.selection.focus_assigned);
-			values[5] = BoolGetDatum(rs.selection.repeated);
+			values[4] = BoolGetDatum(choice.focus_assigned);
+			values[5] = BoolGetDatum(choice.repeated);
 
 			/* Credit first: the transitioner's fold locks those rows first too. */
-			if (rs.fairness != FAIRNESS_CURRENT)
+			if (allot_fairness_mode() != FAIRNESS_CURRENT)
 			{
 				const char *cpu = "cpu";
 				double		credit = assignment_credit(&host);
+				int64		id = w->id;
 
-				allot_add_credit(&c->workload_id, &cpu, &credit, 1, now, rs.fairness);
+				allot_add_credit(&id, &cpu, &credit, 1, now, allot_fairness_mode());
 			}
-			if (host.assigned_workload == c->workload_id &&
+			if (host.assigned_workload == w->id &&
 				host.assigned_threads == host.offer.threads &&
-				host.assigned_focus == rs.selection.focus_assigned)
+				host.assigned_focus == choice.focus_assigned)
 			{
 				if (SPI_execute_plan(repeat_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
 					elog(ERROR, "could not record the assignment of host %lld",
@@ -628,9 +964,9 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 					 (long long) host_id);
 
 			/* The host row is written only when its last workload changes. */
-			if (host.last_workload_id != c->workload_id)
+			if (host.last_workload_id != w->id)
 			{
-				Datum		hargs[2] = {Int64GetDatum(host_id), Int64GetDatum(c->workload_id)};
+				Datum		hargs[2] = {Int64GetDatum(host_id), Int64GetDatum(w->id)};
 
 				if (SPI_execute_plan(last_workload_plan, hargs, NULL, false, 0) != SPI_OK_UPDATE)
 					elog(ERROR, "could not update host %lld", (long long) host_id);
@@ -647,7 +983,7 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 		 * the watch list due renews it.  Both after its own writes and
 		 * without waiting for anything.
 		 */
-		(void) allot_tidy_assignments(cutoff, rs.found, SWEEP_PER_REQUEST);
+		(void) allot_tidy_assignments(cutoff, choice.found, SWEEP_PER_REQUEST);
 		SPI_finish();
 		funcctx->user_fctx = tuple;
 		funcctx->max_calls = tuple ? 1 : 0;

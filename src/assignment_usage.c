@@ -57,6 +57,7 @@
 
 #include "entry.h"
 #include "table_read.h"
+#include "workload_cache.h"
 
 /*
  * How far past the cutoff a rebuilt list watches: the list holds the hosts
@@ -303,6 +304,145 @@ read_rows(SPIPlanPtr plan, Datum *args, bool fresh, const int64 *ids, int n,
 	allot_execute_rows(plan, args, !fresh, add_row, &sink, "allot.workload_usage");
 }
 
+/* One lapsed assignment: its workload, threads, and whether focus-assigned. */
+typedef void (*LapsedFn) (void *arg, int64 workload_id, double threads, bool focus);
+
+/*
+ * The horizon's one row, under snap: the list's generation and
+ * watched_below (DT_NOBEGIN: no row).
+ */
+static void
+read_horizon(Snapshot snap, int64 *generation, TimestampTz *horizon)
+{
+	AllotTable	t;
+	TableScanDesc scan;
+
+	*generation = 0;
+	*horizon = DT_NOBEGIN;
+	allot_table_open(&t, "assignment_horizon", NULL, false);
+	scan = table_beginscan(t.rel, snap, 0, NULL);
+	if (table_scan_getnextslot(scan, ForwardScanDirection, t.slot))
+	{
+		*generation = allot_slot_int8(&t, allot_column(&t, "generation", INT8OID), 0);
+		*horizon = allot_slot_timestamptz(&t, allot_column(&t, "watched_below", TIMESTAMPTZOID),
+										  DT_NOBEGIN);
+	}
+	table_endscan(scan);
+	allot_table_close(&t);
+}
+
+/*
+ * The watched entries of this generation seen before the cutoff, each
+ * checked against its assignment under snap: fn gets the ones still
+ * counted and seen before the cutoff.  An index range over the list, about
+ * as long as the hosts that went quiet and were not swept yet, with a
+ * primary-key probe of each entry's assignment.
+ */
+static void
+visit_lapsed(Snapshot snap, int64 generation, TimestampTz cutoff, LapsedFn fn, void *arg)
+{
+	AllotTable	w,
+				a;
+	Relation	seen_idx = allot_index_open("assignment_watch_seen_idx");
+	ScanKeyData keys[2];
+	IndexScanDesc iscan;
+	AttrNumber	w_host,
+				a_workload,
+				a_threads,
+				a_focus,
+				a_counted,
+				a_seen;
+
+	allot_table_open(&w, "assignment_watch", NULL, false);
+	allot_table_open(&a, "assignment", "assignment_pkey", false);
+	w_host = allot_column(&w, "host_id", INT8OID);
+	a_workload = allot_column(&a, "workload_id", INT8OID);
+	a_threads = allot_column(&a, "threads", INT4OID);
+	a_focus = allot_column(&a, "focus", BOOLOID);
+	a_counted = allot_column(&a, "counted", BOOLOID);
+	a_seen = allot_column(&a, "seen_at", TIMESTAMPTZOID);
+
+	/*
+	 * assignment_watch_seen_idx is (generation, seen_at).  timestamp_lt is
+	 * timestamptz_lt's function, under a name fmgroids.h has on every server
+	 * version.
+	 */
+	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(generation));
+	ScanKeyInit(&keys[1], 2, BTLessStrategyNumber, F_TIMESTAMP_LT, TimestampTzGetDatum(cutoff));
+	iscan = index_beginscan(w.rel, seen_idx, snap, 2, 0);
+	index_rescan(iscan, keys, 2, NULL, 0);
+	while (index_getnext_slot(iscan, ForwardScanDirection, w.slot))
+	{
+		if (!allot_fetch_by_key(&a, allot_slot_int8(&w, w_host, 0), snap) ||
+			!allot_slot_bool(&a, a_counted, false) ||
+			allot_slot_timestamptz(&a, a_seen, DT_NOEND) >= cutoff)
+			continue;			/* gone, swept, or seen since it was listed */
+		fn(arg, allot_slot_int8(&a, a_workload, 0), (double) allot_slot_int4(&a, a_threads, 0),
+		   allot_slot_bool(&a, a_focus, false));
+		CHECK_FOR_INTERRUPTS();
+	}
+	index_endscan(iscan);
+	index_close(seen_idx, NoLock);
+	allot_table_close(&a);
+	allot_table_close(&w);
+}
+
+/* A lapsed assignment subtracted from the candidates' sums (UsageSink). */
+static void
+subtract_lapsed(void *arg, int64 workload_id, double threads, bool focus)
+{
+	UsageSink  *sink = (UsageSink *) arg;
+	const int64 *hit = bsearch(&workload_id, sink->ids, sink->n, sizeof(int64),
+							   allot_compare_int64);
+
+	if (hit == NULL)
+		return;
+	*sink->lapsed = true;
+	if (focus)
+		sink->focus_threads[hit - sink->ids] -= threads;
+	else
+		sink->threads[hit - sink->ids] -= threads;
+}
+
+/*
+ * Every row of allot.workload_usage under snap, without the executor:
+ * fn(arg, workload_id, threads, focus_threads).
+ */
+void
+allot_visit_usage_rows(Snapshot snap, UsageRowFn fn, void *arg)
+{
+	AllotTable	t;
+	TableScanDesc scan;
+	AttrNumber	c_workload,
+				c_threads,
+				c_focus;
+
+	allot_table_open(&t, "workload_usage", NULL, false);
+	c_workload = allot_column(&t, "workload_id", INT8OID);
+	c_threads = allot_column(&t, "threads", INT8OID);
+	c_focus = allot_column(&t, "focus_threads", INT8OID);
+	scan = table_beginscan(t.rel, snap, 0, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, t.slot))
+		fn(arg, allot_slot_int8(&t, c_workload, 0), (double) allot_slot_int8(&t, c_threads, 0),
+		   (double) allot_slot_int8(&t, c_focus, 0));
+	table_endscan(scan);
+	allot_table_close(&t);
+}
+
+/* A usage row added to the candidates' sums (UsageSink). */
+static void
+add_usage_row(void *arg, int64 workload_id, double threads, double focus_threads)
+{
+	UsageSink  *sink = (UsageSink *) arg;
+	const int64 *hit = bsearch(&workload_id, sink->ids, sink->n, sizeof(int64),
+							   allot_compare_int64);
+
+	if (hit == NULL)
+		return;
+	sink->threads[hit - sink->ids] += threads;
+	sink->focus_threads[hit - sink->ids] += focus_threads;
+}
+
 /*
  * The usage of the workloads ids[0..n) (sorted) under one snapshot, read
  * without the executor (table_read.c): their usage rows added, and the
@@ -311,16 +451,15 @@ read_rows(SPIPlanPtr plan, Datum *args, bool fresh, const int64 *ids, int n,
  * only if it reaches the cutoff; otherwise the caller rebuilds it.
  *
  * A request's cost is a scan of allot.workload_usage, one row of the
- * horizon, and an index range of the list with a primary-key probe of each
- * entry's assignment: the lapsed assignments not swept yet.  Every usage row
- * is read and the candidates' kept (a binary search each).  Filtering in SQL
- * with "workload_id = ANY ($1)" cost more: with the array a parameter of a
- * generic plan, PostgreSQL tests it element by element, U x C / 2
- * comparisons for U usage rows and C candidates (550 us of a request at
- * 2,000 workloads, against 70 us for reading all 436 rows).  The table
- * holds a row only for a workload with counted assignments, so "every row"
- * is at most the workloads in use.  As one SQL statement, this read was
- * 40% of a repeat assignment's time, a third of that executor start-up.
+ * horizon, and the lapsed assignments not swept yet (visit_lapsed).  Every
+ * usage row is read and the candidates' kept (a binary search each).
+ * Filtering in SQL with "workload_id = ANY ($1)" cost more: with the array
+ * a parameter of a generic plan, PostgreSQL tests it element by element,
+ * U x C / 2 comparisons for U usage rows and C candidates (550 us of a
+ * request at 2,000 workloads, against 70 us for reading all 436 rows).  As
+ * one SQL statement, this read was 40% of a repeat assignment's time, a
+ * third of that executor start-up.  (assign_workload itself reads the rows
+ * from its backend's copy, usage_cache.c, from 0.6.0.)
  */
 static void
 read_usage_direct(const int64 *ids, int n, TimestampTz cutoff, bool fresh,
@@ -328,107 +467,106 @@ read_usage_direct(const int64 *ids, int n, TimestampTz cutoff, bool fresh,
 				  bool *lapsed)
 {
 	Snapshot	snap = allot_read_snapshot(fresh);
-	AllotTable	t;
-	TableScanDesc scan;
-	AttrNumber	c_workload,
-				c_threads,
-				c_focus;
-	int64		generation = 0;
+	int64		generation;
+	UsageSink	sink = {ids, n, threads, focus_threads, lapsed};
 
 	/* Every usage row; the candidates' are kept (see above). */
-	allot_table_open(&t, "workload_usage", NULL, false);
-	c_workload = allot_column(&t, "workload_id", INT8OID);
-	c_threads = allot_column(&t, "threads", INT8OID);
-	c_focus = allot_column(&t, "focus_threads", INT8OID);
-	scan = table_beginscan(t.rel, snap, 0, NULL);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, t.slot))
-	{
-		int64		want = allot_slot_int8(&t, c_workload, 0);
-		const int64 *hit = bsearch(&want, ids, n, sizeof(int64), allot_compare_int64);
-
-		if (hit == NULL)
-			continue;
-		threads[hit - ids] += (double) allot_slot_int8(&t, c_threads, 0);
-		focus_threads[hit - ids] += (double) allot_slot_int8(&t, c_focus, 0);
-	}
-	table_endscan(scan);
-	allot_table_close(&t);
-
-	/* The horizon: its one row. */
-	*horizon = DT_NOBEGIN;
-	allot_table_open(&t, "assignment_horizon", NULL, false);
-	scan = table_beginscan(t.rel, snap, 0, NULL);
-	if (table_scan_getnextslot(scan, ForwardScanDirection, t.slot))
-	{
-		generation = allot_slot_int8(&t, allot_column(&t, "generation", INT8OID), 0);
-		*horizon = allot_slot_timestamptz(&t, allot_column(&t, "watched_below", TIMESTAMPTZOID),
-										  DT_NOBEGIN);
-	}
-	table_endscan(scan);
-	allot_table_close(&t);
-
-	/* The watched entries seen before the cutoff, each checked against its row. */
+	allot_visit_usage_rows(snap, add_usage_row, &sink);
+	read_horizon(snap, &generation, horizon);
 	if (cutoff <= *horizon)
-	{
-		AllotTable	w,
-					a;
-		Relation	seen_idx = allot_index_open("assignment_watch_seen_idx");
-		ScanKeyData keys[2];
-		IndexScanDesc iscan;
-		AttrNumber	w_host,
-					a_workload,
-					a_threads,
-					a_focus,
-					a_counted,
-					a_seen;
-
-		allot_table_open(&w, "assignment_watch", NULL, false);
-		allot_table_open(&a, "assignment", "assignment_pkey", false);
-		w_host = allot_column(&w, "host_id", INT8OID);
-		a_workload = allot_column(&a, "workload_id", INT8OID);
-		a_threads = allot_column(&a, "threads", INT4OID);
-		a_focus = allot_column(&a, "focus", BOOLOID);
-		a_counted = allot_column(&a, "counted", BOOLOID);
-		a_seen = allot_column(&a, "seen_at", TIMESTAMPTZOID);
-
-		/*
-		 * assignment_watch_seen_idx is (generation, seen_at).  timestamp_lt
-		 * is timestamptz_lt's function, under a name fmgroids.h has on
-		 * every server version.
-		 */
-		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(generation));
-		ScanKeyInit(&keys[1], 2, BTLessStrategyNumber, F_TIMESTAMP_LT,
-					TimestampTzGetDatum(cutoff));
-		iscan = index_beginscan(w.rel, seen_idx, snap, 2, 0);
-		index_rescan(iscan, keys, 2, NULL, 0);
-		while (index_getnext_slot(iscan, ForwardScanDirection, w.slot))
-		{
-			int64		want;
-			const int64 *hit;
-			double		th;
-
-			if (!allot_fetch_by_key(&a, allot_slot_int8(&w, w_host, 0), snap) ||
-				!allot_slot_bool(&a, a_counted, false) ||
-				allot_slot_timestamptz(&a, a_seen, DT_NOEND) >= cutoff)
-				continue;		/* gone, swept, or seen since it was listed */
-			want = allot_slot_int8(&a, a_workload, 0);
-			hit = bsearch(&want, ids, n, sizeof(int64), allot_compare_int64);
-			if (hit == NULL)
-				continue;
-			*lapsed = true;
-			th = (double) allot_slot_int4(&a, a_threads, 0);
-			if (allot_slot_bool(&a, a_focus, false))
-				focus_threads[hit - ids] -= th;
-			else
-				threads[hit - ids] -= th;
-			CHECK_FOR_INTERRUPTS();
-		}
-		index_endscan(iscan);
-		index_close(seen_idx, NoLock);
-		allot_table_close(&a);
-		allot_table_close(&w);
-	}
+		visit_lapsed(snap, generation, cutoff, subtract_lapsed, &sink);
 	UnregisterSnapshot(snap);
+}
+
+/* Lapsed assignments gathered as deltas of the workload cache's rows. */
+typedef struct LapsedSink
+{
+	const WorkloadCache *cache;
+	LapsedUsage *out;
+	int			room;
+} LapsedSink;
+
+static void
+gather_lapsed(void *arg, int64 workload_id, double threads, bool focus)
+{
+	LapsedSink *sink = (LapsedSink *) arg;
+	LapsedUsage *out = sink->out;
+	int			i = allot_find_workload(sink->cache, workload_id);
+
+	if (i < 0)
+		return;					/* not an active assignment workload */
+	out->any = true;
+	if (out->n == sink->room)
+	{
+		sink->room *= 2;
+		out->deltas = repalloc(out->deltas, sizeof(UsageDelta) * sink->room);
+	}
+	out->deltas[out->n].workload = i;
+	out->deltas[out->n].threads = focus ? 0 : threads;
+	out->deltas[out->n].focus_threads = focus ? threads : 0;
+	out->n++;
+}
+
+/* A row of lapsed_scan_plan: (1, workload_id, threads, focus_threads). */
+static void
+gather_lapsed_row(void *arg, const Datum *v, const bool *isnull)
+{
+	double		threads = DatumGetFloat8(v[2]);
+	double		focus = DatumGetFloat8(v[3]);
+
+	if (threads != 0)
+		gather_lapsed(arg, DatumGetInt64(v[1]), threads, false);
+	if (focus != 0)
+		gather_lapsed(arg, DatumGetInt64(v[1]), focus, true);
+}
+
+/*
+ * The counted assignments of the cache's workloads that lapsed at this
+ * cutoff and were not swept yet, as deltas to subtract from the usage rows
+ * (usage_cache.c holds those), for assign_workload.  Read with a fresh
+ * snapshot from the watch list, rebuilt first when the cutoff has passed it
+ * and nobody else is rebuilding it; else from a scan of the assignments.
+ * Returns what allot_assignment_usage returns, for allot_tidy_assignments.
+ * The caller is connected to SPI.
+ */
+int
+allot_lapsed_usage(const WorkloadCache *cache, TimestampTz cutoff, LapsedUsage *out)
+{
+	LapsedSink	sink = {cache, out, 16};
+	Datum		args[1] = {TimestampTzGetDatum(cutoff)};
+
+	out->n = 0;
+	out->any = false;
+	out->deltas = palloc(sizeof(UsageDelta) * sink.room);
+
+	prepare_common_plans();
+	if (has_watch())
+	{
+		for (int attempt = 0; attempt < 2; attempt++)
+		{
+			Snapshot	snap = allot_read_snapshot(true);
+			int64		generation;
+			TimestampTz horizon;
+
+			read_horizon(snap, &generation, &horizon);
+			if (cutoff <= horizon)
+			{
+				visit_lapsed(snap, generation, cutoff, gather_lapsed, &sink);
+				UnregisterSnapshot(snap);
+				return (out->any ? USAGE_LAPSED : 0) |
+					(horizon - cutoff < watch_ahead() / 2 ? USAGE_WATCH_DUE : 0);
+			}
+			UnregisterSnapshot(snap);
+			prepare_watch_plans();
+			if (attempt > 0 || !rebuild_watch(cutoff, cutoff))
+				break;
+		}
+	}
+	/* No list that reaches the cutoff: scan (nothing for the caller to sweep). */
+	allot_execute_rows(lapsed_scan_plan, args, false, gather_lapsed_row, &sink,
+					   "allot.assignment");
+	out->any = false;
+	return 0;
 }
 
 /*

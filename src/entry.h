@@ -20,6 +20,29 @@
 #define USAGE_WATCH_DUE 2		/* the watch list is due for renewal */
 extern int	allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 								   double *threads, double *focus_threads);
+
+/* A lapsed assignment's threads, to subtract from its workload's usage row. */
+typedef struct UsageDelta
+{
+	int			workload;		/* index in the workload cache */
+	double		threads;
+	double		focus_threads;
+} UsageDelta;
+
+typedef struct LapsedUsage
+{
+	UsageDelta *deltas;
+	int			n;
+	bool		any;			/* some lapsed and could be swept */
+} LapsedUsage;
+
+/* Every row of allot.workload_usage under a snapshot (assignment_usage.c). */
+typedef void (*UsageRowFn) (void *arg, int64 workload_id, double threads, double focus_threads);
+extern void allot_visit_usage_rows(Snapshot snap, UsageRowFn fn, void *arg);
+
+struct WorkloadCache;
+extern int	allot_lapsed_usage(const struct WorkloadCache *cache, TimestampTz cutoff,
+							   LapsedUsage *out);
 extern int64 allot_expire_assignments_upto(TimestampTz cutoff, int64 limit);
 extern int64 allot_tidy_assignments(TimestampTz cutoff, int found, int limit);
 

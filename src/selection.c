@@ -92,8 +92,8 @@ has_compiler(const HostOffer *host, const EngineNeeds *e)
 }
 
 /* Seed 000 step 1 for one engine: OS, CPU flags, then token or compiler. */
-static Unfit
-engine_unfit(const HostOffer *host, const EngineNeeds *e)
+Unfit
+allot_engine_unfit(const HostOffer *host, const EngineNeeds *e)
 {
 	if (e == NULL)
 		return FIT;
@@ -113,48 +113,78 @@ engine_unfit(const HostOffer *host, const EngineNeeds *e)
  * hyperthreaded host when the workload is "core odds" (the two engines use
  * different thread counts), so that each engine thread has a core.
  */
-int
-allot_usable_threads(const HostOffer *host, const WorkloadNeeds *w)
+static int
+usable_threads(const HostOffer *host, bool core_odds)
 {
 	bool		hyperthreaded = host->physical_cores < host->threads;
 
-	if (hyperthreaded && w->dev_threads != w->base_threads)
+	if (hyperthreaded && core_odds)
 		return host->threads / 2;
 	return host->threads;
 }
 
-/*
- * Seed 000 step 1: can this host run this workload at all?  Returns the
- * first failed check; *engine is the engine that failed an engine check.
- * (The exclude list is the glue's, before this is called.)
- */
-Unfit
-allot_host_unfit(const HostOffer *host, const WorkloadNeeds *w, const EngineNeeds **engine)
+int
+allot_usable_threads(const HostOffer *host, const WorkloadNeeds *w)
 {
-	Unfit		unfit;
+	return usable_threads(host, w->dev_threads != w->base_threads);
+}
+
+void
+allot_fit_needs(const WorkloadNeeds *w, FitNeeds *out)
+{
+	/* SPSA plays a game pair at a time, so it needs twice the threads. */
 	int			spsa_factor = w->mode == MODE_GAMES ? 1 : 2;
 	int			max_threads = w->dev_threads > w->base_threads ?
 		w->dev_threads : w->base_threads;
 
+	out->dev = w->dev;
+	out->base = w->base;
+	out->threads = spsa_factor * max_threads;
+	out->core_odds = w->dev_threads != w->base_threads;
+	out->syzygy = w->syzygy;
+	out->time_based = w->time_based;
+}
+
+/*
+ * Seed 000 step 1: can this host run a workload with these needs at all,
+ * given its verdicts on the two engines?  Returns the first failed check;
+ * *engine is the engine that failed an engine check.  (The exclude list is
+ * the glue's, before this is called.)
+ */
+Unfit
+allot_fit_unfit(const HostOffer *host, const FitNeeds *f, Unfit dev, Unfit base,
+				const EngineNeeds **engine)
+{
 	*engine = NULL;
-	if ((unfit = engine_unfit(host, w->dev)) != FIT)
+	if (dev != FIT)
 	{
-		*engine = w->dev;
-		return unfit;
+		*engine = f->dev;
+		return dev;
 	}
-	if ((unfit = engine_unfit(host, w->base)) != FIT)
+	if (base != FIT)
 	{
-		*engine = w->base;
-		return unfit;
+		*engine = f->base;
+		return base;
 	}
-	if (w->syzygy > host->syzygy_max)
+	if (f->syzygy > host->syzygy_max)
 		return UNFIT_SYZYGY;
-	/* SPSA plays a game pair at a time, so it needs twice the threads. */
-	if ((long) spsa_factor * max_threads > allot_usable_threads(host, w))
+	if (f->threads > usable_threads(host, f->core_odds))
 		return UNFIT_THREADS;
-	if (host->noisy && w->time_based)
+	if (host->noisy && f->time_based)
 		return UNFIT_NOISY;
 	return FIT;
+}
+
+Unfit
+allot_host_unfit(const HostOffer *host, const WorkloadNeeds *w, const EngineNeeds **engine)
+{
+	FitNeeds	f;
+	Unfit		dev;
+
+	allot_fit_needs(w, &f);
+	dev = allot_engine_unfit(host, f.dev);
+	return allot_fit_unfit(host, &f, dev, dev == FIT ? allot_engine_unfit(host, f.base) : FIT,
+						   engine);
 }
 
 const char *
@@ -235,6 +265,40 @@ repeat_rule_holds(double min_ratio, double last_ratio, double fair_ratio,
 		return false;
 	return params->repeat_upper <= 0 ||
 		last_ratio / fair_ratio < params->repeat_upper;
+}
+
+/* A quotient within ALLOT_REPEAT_MARGIN of its bound, relatively. */
+static bool
+near(double quotient, double bound)
+{
+	double		d = quotient - bound;
+
+	return (d < 0 ? -d : d) <= ALLOT_REPEAT_MARGIN * (bound < 0 ? -bound : bound);
+}
+
+RepeatVerdict
+allot_repeat_from_sums(const RepeatSums *s, const SelectionParams *params)
+{
+	double		fair = s->sum_threads / s->sum_throughput;
+	double		low;
+
+	if (!(fair > 0))
+		return s->sum_threads == 0 ? REPEAT_NO : REPEAT_UNSURE;
+	low = s->min_ratio / fair;
+	if (near(low, params->repeat_threshold))
+		return REPEAT_UNSURE;
+	if (!(low > params->repeat_threshold))
+		return REPEAT_NO;
+	if (params->repeat_upper > 0)
+	{
+		double		last = s->last_ratio / fair;
+
+		if (near(last, params->repeat_upper))
+			return REPEAT_UNSURE;
+		if (!(last < params->repeat_upper))
+			return REPEAT_NO;
+	}
+	return REPEAT_YES;
 }
 
 /*

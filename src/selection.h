@@ -103,6 +103,28 @@ extern Unfit allot_host_unfit(const HostOffer *host, const WorkloadNeeds *w,
 							  const EngineNeeds **engine);
 extern const char *allot_unfit_text(Unfit unfit);
 extern int	allot_usable_threads(const HostOffer *host, const WorkloadNeeds *w);
+
+/*
+ * Step 1 in two parts, so that a request can judge each engine once and
+ * each group of workloads with the same needs once (workload_cache.c):
+ * what decides whether a host can run a workload is its engines and these
+ * few numbers.
+ */
+typedef struct FitNeeds
+{
+	const EngineNeeds *dev;		/* NULL: no requirements */
+	const EngineNeeds *base;
+	int			threads;		/* threads a game (pair, under SPSA) needs */
+	bool		core_odds;		/* the engines use different thread counts */
+	int			syzygy;
+	bool		time_based;
+} FitNeeds;
+
+extern void allot_fit_needs(const WorkloadNeeds *w, FitNeeds *out);
+extern Unfit allot_engine_unfit(const HostOffer *host, const EngineNeeds *e);
+/* dev and base: allot_engine_unfit of the needs' two engines. */
+extern Unfit allot_fit_unfit(const HostOffer *host, const FitNeeds *f, Unfit dev, Unfit base,
+							 const EngineNeeds **engine);
 extern int	allot_compare_versions(const char *a, const char *b);
 
 /* Where a capable workload stands after steps 1 to 7. */
@@ -165,6 +187,36 @@ typedef struct Selection
 extern bool allot_refine_candidates(Candidate *c, int n);
 extern void allot_select(Candidate *c, int n, int n_engines, int *engine_counts,
 						 const SelectionParams *params, Selection *out);
+
+/*
+ * Step 6 from sums (assignment.c's repeat path): whether allot_select
+ * would repeat the last workload, decided without visiting every
+ * candidate.  The sums may be added in another order than allot_select's,
+ * and the lowest ratio found group by group, so they may differ from its
+ * by rounding (relative 1e-12 at most for any real farm): a quotient
+ * within ALLOT_REPEAT_MARGIN of a bound is UNSURE, and the caller runs
+ * allot_select.  Only for allot.fairness = current without
+ * count_requester (the requester's threads would be in every ratio).
+ */
+#define ALLOT_REPEAT_MARGIN 1e-9
+
+typedef struct RepeatSums
+{
+	double		sum_threads;	/* counted threads of the candidates */
+	double		sum_throughput; /* their effective throughputs */
+	double		min_ratio;		/* the lowest ratio among them */
+	double		last_ratio;		/* the last workload's, a candidate, exactly as
+								 * allot_select computes it */
+} RepeatSums;
+
+typedef enum RepeatVerdict
+{
+	REPEAT_YES,					/* allot_select would repeat */
+	REPEAT_NO,					/* it would not */
+	REPEAT_UNSURE				/* too near a bound to tell: ask it */
+} RepeatVerdict;
+
+extern RepeatVerdict allot_repeat_from_sums(const RepeatSums *s, const SelectionParams *params);
 
 /* Concurrency settings sent with an assignment (seed 000, end). */
 typedef struct ConcurrencySettings

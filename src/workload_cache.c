@@ -30,6 +30,7 @@ static MemoryContext cache_context = NULL;
 static WorkloadCache cache;
 static uint64 cache_generation = 1;
 static uint64 built_generation = 0;
+static uint64 builds = 0;		/* every build's number differs */
 static Oid	workload_relid = InvalidOid;
 static Oid	engine_relid = InvalidOid;
 static Oid	app_relid = InvalidOid;
@@ -407,6 +408,98 @@ engines_plan_for_schema(void)
 	return engines_plan_single;
 }
 
+/* A workload's place while its groups are formed: its key and index. */
+typedef struct GroupKey
+{
+	int32		priority;
+	int			engine;
+	FitNeeds	fit;
+	int			index;
+} GroupKey;
+
+static int
+compare_group_keys(const void *a, const void *b)
+{
+	const GroupKey *x = a;
+	const GroupKey *y = b;
+
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;	/* highest first */
+	if (x->engine != y->engine)
+		return x->engine < y->engine ? -1 : 1;
+	if (x->fit.dev != y->fit.dev)
+		return (uintptr_t) x->fit.dev < (uintptr_t) y->fit.dev ? -1 : 1;
+	if (x->fit.base != y->fit.base)
+		return (uintptr_t) x->fit.base < (uintptr_t) y->fit.base ? -1 : 1;
+	if (x->fit.threads != y->fit.threads)
+		return x->fit.threads < y->fit.threads ? -1 : 1;
+	if (x->fit.core_odds != y->fit.core_odds)
+		return x->fit.core_odds ? 1 : -1;
+	if (x->fit.syzygy != y->fit.syzygy)
+		return x->fit.syzygy < y->fit.syzygy ? -1 : 1;
+	if (x->fit.time_based != y->fit.time_based)
+		return x->fit.time_based ? 1 : -1;
+	return x->index < y->index ? -1 : x->index > y->index;	/* cache order */
+}
+
+static bool
+same_group(const GroupKey *x, const GroupKey *y)
+{
+	GroupKey	a = *x,
+				b = *y;
+
+	a.index = b.index = 0;
+	return compare_group_keys(&a, &b) == 0;
+}
+
+/*
+ * The assignment workloads in groups (AssignGroup), highest priority first,
+ * each group's members in cache order; in the cache's context.
+ */
+static void
+build_groups(const EngineNeeds *engines)
+{
+	int			n = cache.n_workloads;
+	GroupKey   *keys = palloc(sizeof(GroupKey) * (n + 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		keys[i].priority = cache.workloads[i].priority;
+		keys[i].engine = cache.workloads[i].engine;
+		allot_fit_needs(&cache.workloads[i].needs, &keys[i].fit);
+		keys[i].index = i;
+	}
+	qsort(keys, n, sizeof(GroupKey), compare_group_keys);
+
+	cache.groups = palloc0(sizeof(AssignGroup) * (n + 1));
+	cache.group_members = palloc(sizeof(int) * (n + 1));
+	cache.workload_group = palloc(sizeof(int) * (n + 1));
+	cache.n_groups = 0;
+	for (int k = 0; k < n; k++)
+	{
+		const CachedWorkload *w = &cache.workloads[keys[k].index];
+		AssignGroup *g;
+
+		if (k == 0 || !same_group(&keys[k - 1], &keys[k]))
+		{
+			g = &cache.groups[cache.n_groups++];
+			g->fit = keys[k].fit;
+			g->dev_needs = g->fit.dev ? (int) (g->fit.dev - engines) : -1;
+			g->base_needs = g->fit.base ? (int) (g->fit.base - engines) : -1;
+			g->priority = w->priority;
+			g->engine = w->engine;
+			g->engine_name = w->engine_name;
+			g->first = k;
+		}
+		g = &cache.groups[cache.n_groups - 1];
+		g->n++;
+		g->sum_throughput += w->throughput;
+		cache.group_members[k] = keys[k].index;
+		cache.workload_group[keys[k].index] = cache.n_groups - 1;
+	}
+	pfree(keys);
+}
+
 /*
  * Read the tables; the caller is connected to SPI.  Each read takes a fresh
  * snapshot: a request builds the cache after waiting for its locks
@@ -458,11 +551,12 @@ cache_build(void)
 	else
 		MemoryContextReset(cache_context);
 	memset(&cache, 0, sizeof(cache));
+	cache.generation = ++builds;
 	/* Before 0.5.1 job_usage has no reopened column (ALTER sends an invalidation). */
 	cache.job_usage_reopened = OidIsValid(job_usage_relid) &&
 		get_attnum(job_usage_relid, "reopened") != InvalidAttrNumber;
-	/* Before 0.6.0 jobs have no sendings (the update's ALTER of
-	 * allot.workload, which it makes too, sends an invalidation). */
+	/* Before 0.6.0 jobs have no sendings (the update's new index and
+	 * triggers on allot.workload send an invalidation). */
 	{
 		Oid			job_relid = get_relname_relid("job", nsp);
 
@@ -547,6 +641,9 @@ cache_build(void)
 				cache.job_workloads[cache.n_job_workloads++] = w;
 		}
 	}
+	cache.engine_needs = engines;
+	cache.n_engine_needs = n_engines;
+	build_groups(engines);
 	{
 		int64	   *ids = palloc(sizeof(int64) * (n + 1));
 

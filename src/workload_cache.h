@@ -59,8 +59,29 @@ typedef struct PickHint
 	int64_t		set_at;			/* server clock (a TimestampTz); 0: not set */
 } PickHint;
 
+/*
+ * Assignment workloads of one priority with the same needs (FitNeeds) and
+ * dev engine: a host can run all of them or none, and they share the
+ * engine's balancing and focus.  A request judges each group once
+ * (assignment.c), not each workload.
+ */
+typedef struct AssignGroup
+{
+	FitNeeds	fit;
+	int			dev_needs;		/* index into engine_needs, -1: none */
+	int			base_needs;
+	int32_t		priority;
+	int			engine;			/* dense number of the dev engine */
+	const char *engine_name;
+	int			first;			/* members: group_members[first .. first + n) */
+	int			n;
+	double		sum_throughput; /* of the members */
+} AssignGroup;
+
 typedef struct WorkloadCache
 {
+	uint64_t	generation;		/* each build's own number */
+
 	/* active assignment workloads, ordered by priority desc, then id */
 	int			n_workloads;
 	CachedWorkload *workloads;
@@ -68,6 +89,14 @@ typedef struct WorkloadCache
 	int			n_job_workloads;
 	CachedWorkload *job_workloads;
 	int			n_engines;		/* every dev engine named by a workload */
+	/* engines with a row in allot.engine, which workloads' needs point to */
+	int			n_engine_needs;
+	const EngineNeeds *engine_needs;
+	/* the assignment workloads in groups, by priority (highest first) */
+	int			n_groups;
+	AssignGroup *groups;
+	int		   *group_members;	/* workload indices, in cache order per group */
+	int		   *workload_group; /* per assignment workload */
 
 	/* job side; all empty while the extension is at 0.1.0 */
 	int			n_apps;

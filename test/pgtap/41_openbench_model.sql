@@ -30,7 +30,7 @@
 -- often; the test counts those boundary states and requires some of each.
 -- The states come from setseed(), so a run is reproducible.  Each state is
 -- its own transaction (the harness gives this file a database of its own).
-SELECT plan(6);
+SELECT plan(7);
 
 -- ---------------------------------------------------------------------------
 -- The model: what OpenBench's get_workload.py would make of the farm now, for
@@ -294,7 +294,7 @@ $f$;
 -- state's number, to show in the diagnostics.
 CREATE TEMP TABLE outcome (state int, profile text, balance boolean, agree boolean,
                            epsilon_tie boolean, repeated boolean, steered text,
-                           product_differs boolean, detail text);
+                           product_differs boolean, detail text, assign_detail text);
 DO $$
 DECLARE
     balance   boolean;
@@ -309,6 +309,10 @@ DECLARE
     steered   text;
     steered_profile text;
     product   boolean;
+    drawable  bigint[];
+    a_w       bigint;
+    a_rep     boolean;
+    a_detail  text;
 BEGIN
     PERFORM setseed(0.4213);
     FOR s IN 1..1500 LOOP
@@ -325,7 +329,7 @@ BEGIN
             PERFORM set_config('allot.count_requester', (profile = '2024')::text, false);
             PERFORM set_config('allot.repeat_upper', CASE WHEN profile = '2024' THEN '1.25' ELSE '0' END, false);
             ok := true; odds_differ := false; extra_tie := false; other := false;
-            detail := NULL; rep := false; product := NULL;
+            detail := NULL; rep := false; product := NULL; drawable := '{}';
             FOR m IN
                 SELECT o.*, e.candidate, e.ratio AS a_ratio, e.fair_ratio AS a_fair,
                        e.probability AS a_p, e.reason
@@ -334,6 +338,9 @@ BEGIN
                               WHERE candidate) e ON e.workload_id = o.workload_id
             LOOP
                 rep := coalesce(m.repeated, false);
+                IF m.a_p > 0 THEN
+                    drawable := drawable || m.workload_id;
+                END IF;
                 -- What allot 0.4.0 decided: products, and >= in the default profile.
                 IF m.is_last THEN
                     product := CASE WHEN profile = '2024'
@@ -364,10 +371,29 @@ BEGIN
             IF odds_differ AND (other OR NOT extra_tie) THEN
                 ok := false;
             END IF;
+            -- assign_workload's own path (sums and a copy of the usage)
+            -- must choose as explain_assignment's: the last workload when it
+            -- repeats, else one it gives a chance; undone after.
+            a_w := NULL; a_rep := NULL; a_detail := NULL;
+            BEGIN
+                SELECT a.workload_id, a.repeated INTO a_w, a_rep
+                  FROM allot.assign_workload(100, '2026-01-01 00:00:00+00', seed => s) a;
+                RAISE EXCEPTION 'undo';
+            EXCEPTION WHEN raise_exception THEN
+                NULL;
+            END;
+            IF rep AND NOT (a_rep AND a_w = (SELECT last_workload_id FROM allot.host WHERE id = 100)) THEN
+                a_detail := format('explain repeats, assign_workload gave W%s (repeated %s)', a_w, a_rep);
+            ELSIF NOT rep AND (coalesce(a_rep, false) OR
+                               CASE WHEN cardinality(drawable) = 0 THEN a_w IS NOT NULL
+                                    ELSE a_w IS NULL OR a_w <> ALL (drawable) END) THEN
+                a_detail := format('explain draws among %s, assign_workload gave W%s (repeated %s)',
+                                   drawable, a_w, a_rep);
+            END IF;
             INSERT INTO outcome VALUES (s, profile, balance, ok, ok AND extra_tie, rep,
                                         CASE WHEN profile = steered_profile THEN steered END,
                                         product IS DISTINCT FROM rep AND product IS NOT NULL,
-                                        CASE WHEN NOT ok THEN detail END);
+                                        CASE WHEN NOT ok THEN detail END, a_detail);
         END LOOP;
         COMMIT;
     END LOOP;
@@ -378,6 +404,10 @@ SELECT is(array(SELECT format('state %s, %s profile%s: %s', state, profile,
                               CASE WHEN balance THEN ', balanced' ELSE '' END, detail)
                   FROM outcome WHERE NOT agree ORDER BY state, profile LIMIT 10),
           '{}'::text[], 'allot agrees with the model of OpenBench on every state');
+SELECT is(array(SELECT format('state %s, %s profile%s: %s', state, profile,
+                              CASE WHEN balance THEN ', balanced' ELSE '' END, assign_detail)
+                  FROM outcome WHERE assign_detail IS NOT NULL ORDER BY state, profile LIMIT 10),
+          '{}'::text[], 'assign_workload chooses as explain_assignment does on every state, bounds included');
 SELECT cmp_ok((SELECT count(*) FROM outcome WHERE repeated AND agree), '>=', 300::bigint,
               'the repeat rule decided often enough to be tested');
 SELECT ok((SELECT count(*) FILTER (WHERE steered = 'lower') >= 100

@@ -181,7 +181,8 @@ GRANT EXECUTE ON FUNCTION allot.request_work(bigint, jsonb, timestamptz, bigint)
 # allot.assignment_horizon and allot.assignment_watch are left out: they are
 # derived, rebuilt from the assignments when a request needs them.
 # allot.transitioner_run is left out: it logs this server's transitioner
-# runs with wall-clock times, and is not dumped.
+# runs with wall-clock times, and is not dumped.  allot.workload_usage_signal
+# holds no rows (usage_cache.c).
 sub snapshot
 {
 	my ($db) = @_;
@@ -190,7 +191,8 @@ sub snapshot
 	  $node->safe_psql($db,
 		q{SELECT relname FROM pg_class
 		   WHERE relnamespace = 'allot'::regnamespace AND relkind IN ('r', 'p')
-		     AND relname NOT IN ('transitioner_run', 'assignment_horizon', 'assignment_watch')
+		     AND relname NOT IN ('transitioner_run', 'assignment_horizon', 'assignment_watch',
+		                         'workload_usage_signal')
 		   ORDER BY 1});
 	for my $table (@tables)
 	{

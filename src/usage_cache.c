@@ -1,0 +1,197 @@
+/*
+ * usage_cache.c: each backend's copy of allot.workload_usage (usage_cache.h).
+ *
+ * Protocol, as the workload cache's: the statement trigger
+ * allot_usage_signal_trigger on allot.workload_usage queues a relcache
+ * invalidation of allot.workload_usage_signal; our relcache callback bumps
+ * signals.  A copy is current while no signal came since it was read, and
+ * the workload cache it was read for is the current one.  The count is
+ * taken before the read's snapshot: a change that commits after the
+ * snapshot (and so is missing from the copy) signals after the count was
+ * taken, and the copy is stale at the next request.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "commands/trigger.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "entry.h"
+#include "table_read.h"
+#include "usage_cache.h"
+
+static uint64 signals = 1;
+static uint64 read_at_signals = 0;
+static uint64 read_for_cache = 0;	/* WorkloadCache.generation */
+static MemoryContext usage_context = NULL;
+static UsageCache copy;
+
+/* The signal's relation as last looked up; InvalidOid: none yet. */
+static Oid	watched_relid = InvalidOid;
+static bool callback_registered = false;
+
+static void
+usage_signal_callback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == watched_relid)
+		signals++;
+}
+
+/* The signal's relation, or InvalidOid before 0.6.0. */
+static Oid
+signal_relid(void)
+{
+	return get_relname_relid("workload_usage_signal", get_namespace_oid("allot", false));
+}
+
+/* Where the usage rows go: the copy's arrays, by the cache's index. */
+typedef struct CopySink
+{
+	const WorkloadCache *cache;
+	double	   *threads;
+	double	   *focus;
+} CopySink;
+
+static void
+copy_row(void *arg, int64 workload_id, double threads, double focus_threads)
+{
+	CopySink   *sink = (CopySink *) arg;
+	int			i = allot_find_workload(sink->cache, workload_id);
+
+	if (i < 0)
+		return;					/* a job workload's, or one not active */
+	sink->threads[i] = threads;
+	sink->focus[i] = focus_threads;
+}
+
+/* Read every usage row into the copy, and each group's sums. */
+static void
+read_copy(const WorkloadCache *cache)
+{
+	int			n = cache->n_workloads;
+	int			ng = cache->n_groups;
+	double	   *threads,
+			   *focus,
+			   *g_threads,
+			   *g_focus,
+			   *g_plain,
+			   *g_min_focus;
+	Snapshot	snap;
+	MemoryContext old;
+
+	if (usage_context == NULL)
+		usage_context = AllocSetContextCreate(TopMemoryContext, "allot usage copy",
+											  ALLOCSET_SMALL_SIZES);
+	else
+		MemoryContextReset(usage_context);
+	read_at_signals = 0;		/* stale until whole */
+	old = MemoryContextSwitchTo(usage_context);
+	threads = palloc0(sizeof(double) * (n + 1));
+	focus = palloc0(sizeof(double) * (n + 1));
+	g_threads = palloc0(sizeof(double) * (ng + 1));
+	g_focus = palloc0(sizeof(double) * (ng + 1));
+	g_plain = palloc(sizeof(double) * (ng + 1));
+	g_min_focus = palloc(sizeof(double) * (ng + 1));
+	MemoryContextSwitchTo(old);
+
+	/* The count before the snapshot (see the top of this file). */
+	{
+		uint64		at = signals;
+
+		CopySink	sink = {cache, threads, focus};
+
+		snap = allot_read_snapshot(true);
+		allot_visit_usage_rows(snap, copy_row, &sink);
+		UnregisterSnapshot(snap);
+
+		for (int g = 0; g < ng; g++)
+		{
+			const AssignGroup *grp = &cache->groups[g];
+
+			for (int k = 0; k < grp->n; k++)
+			{
+				int			i = cache->group_members[grp->first + k];
+				double		tp = cache->workloads[i].throughput;
+				double		plain = threads[i] / tp;
+				double		with_focus = (threads[i] + focus[i]) / tp;
+
+				g_threads[g] += threads[i];
+				g_focus[g] += focus[i];
+				if (k == 0 || plain < g_plain[g])
+					g_plain[g] = plain;
+				if (k == 0 || with_focus < g_min_focus[g])
+					g_min_focus[g] = with_focus;
+			}
+		}
+		copy.threads = threads;
+		copy.focus_threads = focus;
+		copy.group_threads = g_threads;
+		copy.group_focus_threads = g_focus;
+		copy.group_min_plain = g_plain;
+		copy.group_min_focus = g_min_focus;
+		read_for_cache = cache->generation;
+		/*
+		 * A read under a transaction's snapshot (REPEATABLE READ and above)
+		 * may miss what committed before its signal was counted: it serves
+		 * this request only.
+		 */
+		if (!IsolationUsesXactSnapshot())
+			read_at_signals = at;
+	}
+}
+
+const UsageCache *
+allot_usage_cache(const WorkloadCache *cache)
+{
+	Oid			relid = signal_relid();
+
+	if (!OidIsValid(relid))
+		return NULL;
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(usage_signal_callback, (Datum) 0);
+		callback_registered = true;
+	}
+	/*
+	 * Another relation than the one watched (the extension dropped and
+	 * created again): what was read before is of no use, and signals of the
+	 * new one may have come unwatched.
+	 */
+	if (relid != watched_relid)
+	{
+		watched_relid = relid;
+		read_at_signals = 0;
+	}
+	/* Signals committed before this call (the caller's locks took them in). */
+	AcceptInvalidationMessages();
+	if (read_at_signals != signals || read_for_cache != cache->generation)
+		read_copy(cache);
+	return &copy;
+}
+
+PG_FUNCTION_INFO_V1(allot_usage_signal_trigger);
+
+/*
+ * Statement trigger on allot.workload_usage: its change, when it commits,
+ * makes every backend's copy stale.
+ */
+Datum
+allot_usage_signal_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Oid			relid;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("allot_usage_signal_trigger() must be called as a trigger")));
+	relid = get_relname_relid("workload_usage_signal",
+							  RelationGetNamespace(trigdata->tg_relation));
+	if (OidIsValid(relid))
+		CacheInvalidateRelcacheByRelid(relid);
+	return PointerGetDatum(NULL);
+}

@@ -1,0 +1,44 @@
+/*
+ * usage_cache.h: each backend's copy of allot.workload_usage, for
+ * assign_workload (0.6.0 on).
+ *
+ * A repeat request used to read every usage row of its candidates, while
+ * on a farm in service the rows change only when a host switches or a
+ * lapsed assignment is swept.  So a backend keeps the rows, by the
+ * workload cache's index, with each group's sums (workload_cache.h), and
+ * reads them again only after a change: a statement trigger on
+ * allot.workload_usage queues a relcache invalidation of an empty table,
+ * allot.workload_usage_signal, which nobody opens (so nobody rebuilds its
+ * relcache entry); PostgreSQL delivers it to every backend when the change
+ * commits, and to the changing backend at once, as it does the workload
+ * cache's.  A copy read before an invalidation arrived is stale.
+ *
+ * Lapsed assignments not swept yet, and the requester's own, are not in
+ * the copy: a request subtracts them itself (assignment_usage.c).
+ */
+#ifndef ALLOT_USAGE_CACHE_H
+#define ALLOT_USAGE_CACHE_H
+
+#include "workload_cache.h"
+
+typedef struct UsageCache
+{
+	/* per assignment workload (the workload cache's index) */
+	const double *threads;		/* counted threads of hosts not focus-assigned */
+	const double *focus_threads;	/* of focus-assigned hosts */
+	/* per group (WorkloadCache.groups): over its members */
+	const double *group_threads;
+	const double *group_focus_threads;
+	const double *group_min_plain;	/* least threads / throughput */
+	const double *group_min_focus;	/* least (threads + focus_threads) /
+									 * throughput */
+} UsageCache;
+
+/*
+ * The copy for this cache, read again if it is stale, or NULL on a schema
+ * without the signal (before 0.6.0): the caller reads the table.  The
+ * caller is connected to SPI and holds allot.assignment's write lock.
+ */
+extern const UsageCache *allot_usage_cache(const WorkloadCache *cache);
+
+#endif							/* ALLOT_USAGE_CACHE_H */
