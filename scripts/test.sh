@@ -54,8 +54,9 @@ run_installcheck() {
     shift 2
     local log="$WORK/$label.log"
     say "make installcheck ($label)"
+    # -s: pg_regress's progress, without make's echo of its command line
     run_limited "$STAGE_TIMEOUT" "$log" "${CLUSTER_USER_PREFIX[@]}" \
-        make --no-print-directory -C "$COPY" installcheck \
+        make -s --no-print-directory -C "$COPY" installcheck \
         PG_CONFIG="$PG_CONFIG" TAP_TESTS= "$@" || rc=$?
     # pg_regress prints one "... ok" / "... FAILED" line per test
     ok=$(grep -cE '\.\.\. (ok|failed \(ignored\))' "$log" || true)
