@@ -10,7 +10,7 @@
 #   --keep         leave the cluster running, with an empty database farm for
 #                  the README's walk-through; print the export line that
 #                  connects to it and the command that stops it
-#   --no-emulator  leave out the fleet emulator (4 to 5 minutes of it)
+#   --no-emulator  leave out the fleet emulator (about 5 minutes of it)
 #   --no-build     use the allot already installed (test/t/040_readme.pl)
 # With --keep it also serves the demo farm's status page (scripts/status_page.sh)
 # and prints its address; the stop command it prints stops that server too.
@@ -35,12 +35,13 @@ for arg in "$@"; do
 done
 [ -f examples/demo.sql ] || die "examples/demo.sql not found"
 
-# What to expect, as measured on the project's 2-core VM (README "The two
-# commands in detail"); installing missing packages comes on top, once.
+# What to expect, as measured on the project's 2-core VM shared with other
+# work (README "Two commands": 5 min 32 s, 14 s without the emulator);
+# installing missing packages comes on top, once.
 if [ "$EMULATOR" = 1 ]; then
-    say "the demo takes 4 to 5 minutes: building 5 s, the SQL demo 10 s, the fleet emulator 4 to 5 minutes"
+    say "the demo takes 5 to 7 minutes on 2 cores: building 10 s, the SQL demo 10 s, the fleet emulator about 5 minutes"
 else
-    say "the demo takes about 15 seconds: building 5 s, the SQL demo 10 s"
+    say "the demo takes about 15 seconds: building 10 s, the SQL demo 5 to 10 s"
 fi
 started=$SECONDS
 elapsed() { printf '%dm%02ds' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)); }
@@ -92,7 +93,7 @@ share_gap_note() {
 if [ "$EMULATOR" = 1 ]; then
     EMU_SCENARIO=emulator/scenarios/fleet_week.scn
     EMU_OUT=emulator/out/demo-$(date +%Y%m%d-%H%M%S)
-    say "fleet emulator: $EMU_SCENARIO, 4 to 5 minutes, a progress line per virtual 10% ($(elapsed) so far)"
+    say "fleet emulator: $EMU_SCENARIO, about 5 minutes, a progress line per virtual 10% ($(elapsed) so far)"
     emu_rc=0
     { make -s -C emulator BUILD="$DEMO_DIR/emulator" PG_CONFIG="$PG_CONFIG" &&
       createdb allot_emulate &&

@@ -77,6 +77,19 @@ run_installcheck() {
         head -n 20 || true
 }
 
+# run_quietly SECS LOG CMD...: run_limited, its standard output kept in
+# LOG only, and shown only when CMD fails: a passing file's prove summary
+# ("All tests successful.", "Files=1, ...", "Result: PASS") says nothing the
+# progress line and the stage's count do not.  Standard error is left as
+# the caller has it (run_tap checks that a passing test writes none).
+run_quietly() {
+    local secs=$1 log=$2 rc=0
+    shift 2
+    run_limited "$secs" "" "$@" >"$log" || rc=$?
+    [ "$rc" -eq 0 ] || cat "$log"
+    return "$rc"
+}
+
 # ---------------------------------------------------------------------------
 # (b) pgTAP: one fresh database per file so files cannot see each other.
 run_pgtap() {
@@ -98,7 +111,7 @@ run_pgtap() {
         { createdb "$db" &&
           psql -X -q -v ON_ERROR_STOP=1 -d "$db" \
               -c 'CREATE EXTENSION pgtap' -c 'CREATE EXTENSION allot' &&
-          run_limited "$STAGE_TIMEOUT" "" \
+          run_quietly "$STAGE_TIMEOUT" "$WORK/pgtap.log" \
               pg_prove --psql-bin "$PG_BIN/psql" -d "$db" --failures --comments "$f"
         } || rc=$?
         if [ "$rc" -eq 0 ]; then
@@ -132,7 +145,7 @@ run_tap() {
         say "TAP: $f"
         rc=0
         errlog="$WORK/tap-stderr.log"
-        run_limited "$STAGE_TIMEOUT" "" "${CLUSTER_USER_PREFIX[@]}" \
+        run_quietly "$STAGE_TIMEOUT" "$WORK/tap.log" "${CLUSTER_USER_PREFIX[@]}" \
             env -C "$COPY/test" -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
             TESTDIR="$COPY/test" TMPDIR="$WORK/tmp" \
             PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
