@@ -6,6 +6,12 @@
  * fair share).  A line breaks where the workload had no share to draw: a
  * bucket where nothing was done, or where it was neither eligible nor did
  * anything.
+ *
+ * Workloads of equal fair share would draw their dashed lines on top of
+ * each other, the last hiding the others (fleet_week's climate and protein,
+ * both 25%).  So workloads whose fair lines lie within a few pixels of each
+ * other in most buckets share one dash period, each drawing its dashes in
+ * its own slot of it: the lines alternate their colours along the way.
  */
 #include "emulator.h"
 
@@ -59,9 +65,89 @@ nice_step(double span, int want)
 	return (r <= 1 ? 1 : r <= 2 ? 2 : r <= 5 ? 5 : 10) * mag;
 }
 
+/* The dashes of a fair line, one of n that coincide, in slot k of n. */
+#define DASH 8
+
+typedef struct FairDash
+{
+	int			slot;			/* k: which DASH-long slot of the period it draws in */
+	int			of;				/* n: how many lines share the period */
+} FairDash;
+
+/*
+ * Whether the fair lines of workloads a and b coincide: in most buckets
+ * where either is drawn, both are, within 3 pixels of each other.
+ */
+static bool
+fair_lines_coincide(Emulator *em, int a, int b, double ymax)
+{
+	const Metrics *m = &em->m;
+	int			nw = em->scn.nworkloads;
+	double		plot_h = HEIGHT - TOP - BOTTOM;
+	int			drawn = 0,
+				together = 0;
+
+	for (int bk = 0; bk < m->nbuckets; bk++)
+	{
+		double		fa = m->fair[(size_t) bk * nw + a];
+		double		fb = m->fair[(size_t) bk * nw + b];
+
+		if (fa <= 0 && fb <= 0)
+			continue;
+		drawn++;
+		if (fa > 0 && fb > 0 && fabs(fa - fb) / ymax * plot_h < 3)
+			together++;
+	}
+	return drawn > 0 && 2 * together > drawn;
+}
+
+/*
+ * Give each workload its slot: the workloads whose fair lines coincide
+ * with an earlier one's join that one's group, in file order.
+ */
+static void
+assign_dashes(Emulator *em, double ymax, FairDash *dash)
+{
+	int			nw = em->scn.nworkloads;
+	int			group[MAX_WORKLOADS];
+
+	for (int w = 0; w < nw; w++)
+	{
+		group[w] = w;
+		for (int x = 0; x < w; x++)
+			if (group[x] == x && fair_lines_coincide(em, x, w, ymax))
+			{
+				group[w] = x;
+				break;
+			}
+		dash[w].slot = 0;
+		for (int x = 0; x < w; x++)
+			if (group[x] == group[w])
+				dash[w].slot++;
+	}
+	for (int w = 0; w < nw; w++)
+	{
+		dash[w].of = 0;
+		for (int x = 0; x < nw; x++)
+			if (group[x] == group[w])
+				dash[w].of++;
+	}
+}
+
+/* The stroke-dasharray and -dashoffset attributes of a fair line. */
+static void
+put_dash(FILE *f, FairDash d)
+{
+	if (d.of <= 1)
+		fputs(" stroke-dasharray=\"6,4\"", f);
+	else
+		fprintf(f, " stroke-dasharray=\"%d,%d\" stroke-dashoffset=\"%d\"",
+				DASH, DASH * (d.of - 1), DASH * ((d.of - d.slot) % d.of));
+}
+
 /* Draw one series: share (fair = false) or fair share, of workload w. */
 static void
-draw_series(FILE *f, Emulator *em, int w, bool fair, double ymax)
+draw_series(FILE *f, Emulator *em, int w, bool fair, double ymax, FairDash dash)
 {
 	const Metrics *m = &em->m;
 	int			nw = em->scn.nworkloads;
@@ -88,9 +174,13 @@ draw_series(FILE *f, Emulator *em, int w, bool fair, double ymax)
 		}
 		y = fair ? fs : work / total;
 		if (!open)
-			fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"",
-					COLOURS[w % 10], fair ? "1.5" : "2",
-					fair ? " stroke-dasharray=\"6,4\"" : "");
+		{
+			fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"",
+					COLOURS[w % 10], fair ? "1.5" : "2");
+			if (fair)
+				put_dash(f, dash);
+			fputs(" points=\"", f);
+		}
 		open = true;
 		fprintf(f, "%.1f,%.1f ", LEFT + mid / em->scn.length * plot_w,
 				TOP + plot_h - fmin(y, ymax) / ymax * plot_h);
@@ -115,6 +205,8 @@ chart_write(Emulator *em, const char *path)
 	double		ymax = 0;
 	double		ystep;
 	const char *fairness = scenario_setting(s, "allot.fairness");
+	FairDash	dash[MAX_WORKLOADS];
+	bool		shared_dashes = false;
 
 	if (f == NULL)
 	{
@@ -137,6 +229,9 @@ chart_write(Emulator *em, const char *path)
 	}
 	ystep = ymax > 0.5 ? 0.1 : 0.05;
 	ymax = fmin(1, fmax(ystep, ceil(ymax / ystep - 1e-9) * ystep));
+	assign_dashes(em, ymax, dash);
+	for (int w = 0; w < nw; w++)
+		shared_dashes |= dash[w].of > 1;
 
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 			"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
@@ -179,8 +274,8 @@ chart_write(Emulator *em, const char *path)
 
 	for (int w = 0; w < nw; w++)
 	{
-		draw_series(f, em, w, true, ymax);
-		draw_series(f, em, w, false, ymax);
+		draw_series(f, em, w, true, ymax, dash[w]);
+		draw_series(f, em, w, false, ymax, dash[w]);
 	}
 
 	/* Legend. */
@@ -199,6 +294,10 @@ chart_write(Emulator *em, const char *path)
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">solid: share, dashed: fair</text>\n",
 			WIDTH - RIGHT + 20, TOP + 20 + 20 * nw);
+	if (shared_dashes)
+		fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">equal fair shares: dashes</text>\n"
+				"<text x=\"%d\" y=\"%d\" fill=\"#555\">of each colour in turn</text>\n",
+				WIDTH - RIGHT + 20, TOP + 40 + 20 * nw, WIDTH - RIGHT + 20, TOP + 56 + 20 * nw);
 	fputs("</svg>\n", f);
 	return fclose(f) == 0;
 }

@@ -21,7 +21,8 @@ db=$1 log=$2/web.log
 
 ensure_node >&2 || die "could not install node and npm"
 if [ ! -d examples/web/node_modules ]; then
-    (cd examples/web && npm ci --no-audit --no-fund >&2) || die "npm ci failed in examples/web"
+    # npm's summary ("added 14 packages") is stdout, its errors stderr
+    (cd examples/web && npm ci --no-audit --no-fund >/dev/null) || die "npm ci failed in examples/web"
 fi
 psql -X -q -v ON_ERROR_STOP=1 -d "$db" >&2 <<'SQL' || die "could not create the web layer's roles"
 DO $$

@@ -61,8 +61,9 @@ run_installcheck() {
     shift 2
     local log="$WORK/$label.log"
     say "make installcheck ($label)"
+    # -s: pg_regress's progress, without make's echo of its command line
     run_limited "$STAGE_TIMEOUT" "$log" "${CLUSTER_USER_PREFIX[@]}" \
-        make --no-print-directory -C "$COPY" installcheck \
+        make -s --no-print-directory -C "$COPY" installcheck \
         PG_CONFIG="$PG_CONFIG" TAP_TESTS= "$@" || rc=$?
     # pg_regress prints one "... ok" / "... FAILED" line per test
     ok=$(grep -cE '\.\.\. (ok|failed \(ignored\))' "$log" || true)
@@ -81,6 +82,19 @@ run_installcheck() {
     # a crashed backend is only visible in the temp instance's server log
     grep -hE 'TRAP:|terminated by signal|PANIC:' "$outdir/log/postmaster.log" 2>/dev/null |
         head -n 20 || true
+}
+
+# run_quietly SECS LOG CMD...: run_limited, its standard output kept in
+# LOG only, and shown only when CMD fails: a passing file's prove summary
+# ("All tests successful.", "Files=1, ...", "Result: PASS") says nothing the
+# progress line and the stage's count do not.  Standard error is left as
+# the caller has it (run_tap checks that a passing test writes none).
+run_quietly() {
+    local secs=$1 log=$2 rc=0
+    shift 2
+    run_limited "$secs" "" "$@" >"$log" || rc=$?
+    [ "$rc" -eq 0 ] || cat "$log"
+    return "$rc"
 }
 
 # ---------------------------------------------------------------------------
@@ -104,7 +118,7 @@ run_pgtap() {
         { createdb "$db" &&
           psql -X -q -v ON_ERROR_STOP=1 -d "$db" \
               -c 'CREATE EXTENSION pgtap' -c 'CREATE EXTENSION allot' &&
-          run_limited "$STAGE_TIMEOUT" "" \
+          run_quietly "$STAGE_TIMEOUT" "$WORK/pgtap.log" \
               pg_prove --psql-bin "$PG_BIN/psql" -d "$db" --failures --comments "$f"
         } || rc=$?
         if [ "$rc" -eq 0 ]; then
@@ -140,7 +154,7 @@ run_tap() {
         say "TAP: $f"
         rc=0
         errlog="$WORK/tap-stderr.log"
-        run_limited "$STAGE_TIMEOUT" "" "${CLUSTER_USER_PREFIX[@]}" \
+        run_quietly "$STAGE_TIMEOUT" "$WORK/tap.log" "${CLUSTER_USER_PREFIX[@]}" \
             env -C "$COPY/test" -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
             TESTDIR="$COPY/test" TMPDIR="$WORK/tmp" ALLOT_REPO="$PWD" \
             PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \

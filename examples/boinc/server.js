@@ -3,10 +3,12 @@
 // downloads and the upload handler, in one process over one connection
 // pool.  Settings come from the environment:
 //
-//   PORT=8080 HOST=127.0.0.1 URL=http://boinc.example.org/ DATA_DIR=/srv/boinc \
+//   PORT=8081 HOST=127.0.0.1 URL=http://boinc.example.org/ DATA_DIR=/srv/boinc \
 //   PROJECT_NAME='My project' PGDATABASE=farm PGUSER=boinc_web node server.js
 //
-// URL is the master URL volunteers attach to (default http://HOST:PORT/);
+// PORT defaults to 8081, beside the example web layer's 8080 (examples/web),
+// so that both can run on one machine.  URL is the master URL volunteers
+// attach to (default http://HOST:PORT/);
 // DATA_DIR holds keys/ (from `node admin.js setup`), download/ and upload/.
 // The database login must be a member of allot_web and own schema boinc.
 
@@ -36,7 +38,7 @@ function envInt(name, fallback) {
 const log = (line) => console.log(`${new Date().toISOString()} ${line.replace(/[\u0000-\u001f\u007f]/g,
   (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}`);
 
-const port = envInt('PORT', 8080);
+const port = envInt('PORT', 8081);
 const host = process.env.HOST || '127.0.0.1';
 const baseUrl = new URL(process.env.URL || `http://${host}:${port}/`).href;
 const dataDir = path.resolve(process.env.DATA_DIR || 'data');

@@ -47,7 +47,8 @@ pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
 const { handle, stopKeepAlive } = makeHandler(pool, { maxBodyBytes, log, authCacheSize });
 
 // The farm status page (GET /status), with its own pool as a member of
-// allot_monitor, when STATUS_PGUSER is set (status.js, docs/status-page.md).
+// allot_monitor, when STATUS_PGUSER is set (status.js, docs/status-page.md);
+// without it, GET /status says what to set.
 let statusPage = null;
 try {
   statusPage = status.fromEnv(process.env, log);
@@ -55,7 +56,7 @@ try {
   console.error(err.message);
   process.exit(2);
 }
-const serve = statusPage ? statusPage.wrap(handle) : handle;
+const serve = statusPage ? statusPage.wrap(handle) : status.off(handle, log);
 
 // requestTimeout also bounds how long an oversized body may take to be read
 const server = http.createServer({ requestTimeout: 30000, headersTimeout: 10000 }, serve);

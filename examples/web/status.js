@@ -6,19 +6,43 @@
 // page needs none of allot_web's or allot_admin's rights, and a bug here
 // cannot change the farm.  status_render.js draws the HTML.
 //
-// Settings (environment; the page is off unless STATUS_PGUSER is set):
+// Settings (environment; the page is off unless STATUS_PGUSER is set, and
+// GET /status then answers a page that says what to set):
 //   STATUS_PGUSER          the login role, a member of allot_monitor
 //   STATUS_PGPASSWORD      its password, if it needs one
 //   STATUS_PGHOST, STATUS_PGPORT, STATUS_PGDATABASE
 //                          where the farm is; each defaults to PGHOST,
 //                          PGPORT, PGDATABASE, as the web layer's own pool
 //   STATUS_REFRESH_SECS    how often the page refreshes itself (10)
-//   STATUS_HOSTS           how many hosts it lists, the last seen first (50)
+//   STATUS_HOSTS           how many hosts it lists (50): the hosts at work
+//                          first, then those seen last (hostsAtWork)
 //   STATUS_PG_POOL_SIZE    connections of its pool (2)
 
 const crypto = require('node:crypto');
 const { Pool } = require('pg');
-const { renderPage, renderMain, renderError } = require('./status_render');
+const { renderPage, renderMain, renderError, renderOff } = require('./status_render');
+
+// The hosts a page lists, at most `limit`: the hosts at work first, since a
+// farm's operators and volunteers look for them, and a farm of idle
+// engine-testing workers would otherwise hide the volunteers who earn the
+// credit.  Up to half are hosts with jobs in progress (the most peak FLOPS
+// first) and the rest hosts on a counted assignment (the most threads
+// first), either kind taking the other's places when it has fewer; then
+// the hosts seen last fill what is left.  `kinds` holds the three lists,
+// each ordered and at most `limit` long.
+function hostsAtWork(kinds, limit) {
+  const { jobs, assigned, seen } = kinds;
+  const nJobs = Math.min(jobs.length, Math.max(Math.ceil(limit / 2), limit - assigned.length));
+  const out = jobs.slice(0, nJobs);
+  const listed = new Set(out.map((h) => String(h.host_id)));
+  for (const h of [...assigned, ...seen]) {
+    if (out.length >= limit) break;
+    if (listed.has(String(h.host_id))) continue;
+    listed.add(String(h.host_id));
+    out.push(h);
+  }
+  return out;
+}
 
 // One snapshot of the views: every query sees the same instant.  The
 // workloads are those a page is about: not finished, or still holding
@@ -30,12 +54,23 @@ async function readStatus(pool, hostsLimit) {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const q = async (sql, params) => (await client.query(sql, params)).rows;
     const [meta] = await q('SELECT current_database() AS database, now() AS now');
-    const [farm] = await q('SELECT * FROM allot.status_farm');
+    // the durations as seconds, for the page to write as people do
+    const [farm] = await q(`SELECT *, extract(epoch FROM assignment_ttl)::float8 AS assignment_ttl_secs,
+                                   extract(epoch FROM rec_half_life)::float8 AS rec_half_life_secs
+                              FROM allot.status_farm`);
     const workloads = await q(`SELECT * FROM allot.status_workload
                                 WHERE state <> 'finished' OR hosts > 0 OR jobs_in_progress > 0
                                 ORDER BY kind, priority DESC, workload_id`);
-    const hosts = await q(`SELECT * FROM allot.status_host
-                            ORDER BY last_seen DESC NULLS LAST, host_id LIMIT $1`, [hostsLimit]);
+    // Finding the hosts at work reads every host's jobs in progress through
+    // their index (status_host's cost): O(hosts) lookups a load.
+    const hosts = hostsAtWork({
+      jobs: await q(`SELECT * FROM allot.status_host WHERE jobs_in_progress > 0
+                      ORDER BY peak_flops_in_progress DESC, credit DESC, host_id LIMIT $1`, [hostsLimit]),
+      assigned: await q(`SELECT * FROM allot.status_host WHERE assignment_counted
+                          ORDER BY threads DESC, last_seen DESC NULLS LAST, host_id LIMIT $1`, [hostsLimit]),
+      seen: await q(`SELECT * FROM allot.status_host
+                      ORDER BY last_seen DESC NULLS LAST, host_id LIMIT $1`, [hostsLimit]),
+    }, hostsLimit);
     const apps = await q('SELECT * FROM allot.status_app ORDER BY app_id');
     const runs = await q('SELECT * FROM allot.status_transitioner LIMIT 10');
     await client.query('COMMIT');
@@ -69,6 +104,25 @@ function headers(type, nonce, length) {
       + "form-action 'none'; frame-ancestors 'none'",
     'X-Content-Type-Options': 'nosniff',
     'Referrer-Policy': 'no-referrer',
+  };
+}
+
+const isStatus = (req) => req.url.split('?', 1)[0] === '/status';
+
+// A web layer started without STATUS_PGUSER: GET /status answers 404 with a
+// page that says how to turn the status page on, rather than a bare 404
+// that leaves its reader guessing.
+function off(handler, log) {
+  return (req, res) => {
+    if (!isStatus(req)) return handler(req, res);
+    const started = process.hrtime.bigint();
+    const nonce = crypto.randomBytes(16).toString('base64');
+    const bytes = Buffer.from(renderOff(nonce));
+    res.writeHead(404, headers('text/html', nonce, bytes.length));
+    res.end(req.method === 'HEAD' ? undefined : bytes);
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    log(`${req.method} /status 404 ${ms.toFixed(1)} ms (the status page is off: STATUS_PGUSER is not set)`);
+    return undefined;
   };
 }
 
@@ -127,13 +181,9 @@ function fromEnv(env, log) {
   }
 
   return {
-    wrap: (handler) => (req, res) => {
-      const path = req.url.split('?', 1)[0];
-      if (path === '/status') return serve(req, res);
-      return handler(req, res);
-    },
+    wrap: (handler) => (req, res) => (isStatus(req) ? serve(req, res) : handler(req, res)),
     end: () => pool.end(),
   };
 }
 
-module.exports = { fromEnv, readStatus };
+module.exports = { fromEnv, off, readStatus, hostsAtWork };

@@ -23,18 +23,31 @@ function percent(v) {
   return v === null || v === undefined ? '' : `${(100 * Number(v)).toFixed(1)}%`;
 }
 
-// 1.002e12 -> "1.00 T": three significant digits and an SI prefix.
+// 1.002e12 -> "1.00 T", and with a unit "1.00 TFLOPS"; 0 -> "0 FLOPS":
+// three significant digits, an SI prefix, and a space before prefix and
+// unit, as SI writes quantities.
 const PREFIXES = ['', 'k', 'M', 'G', 'T', 'P', 'E', 'Z', 'Y'];
-function si(v) {
+function si(v, unit = '') {
   if (v === null || v === undefined) return '';
   let x = Number(v);
-  if (x === 0) return '0';
   let i = 0;
   while (Math.abs(x) >= 999.5 && i < PREFIXES.length - 1) {
     x /= 1000;
     i += 1;
   }
-  return `${x.toPrecision(3)}${PREFIXES[i] ? ` ${PREFIXES[i]}` : ''}`;
+  const number = x === 0 ? '0' : x.toPrecision(3);
+  const suffix = `${PREFIXES[i]}${unit}`;
+  return suffix ? `${number} ${suffix}` : number;
+}
+
+// A duration as people write it: 3600 -> "1 h", 120 -> "2 min", 864000 -> "10 d".
+function duration(secs) {
+  if (secs === null || secs === undefined) return '';
+  const x = Number(secs);
+  for (const [unit, n] of [['d', 86400], ['h', 3600], ['min', 60]]) {
+    if (x >= n && x % n === 0) return `${x / n} ${unit}`;
+  }
+  return `${x} s`;
 }
 
 function decimal(v, digits) {
@@ -116,12 +129,28 @@ ${bars.join('\n')}
 // ----------------------------------------------------------------------------
 // The sections.
 
+// The settings the farm runs with, as the views see them: what share
+// measures, and how long an assigned host counts without checking in (so
+// that "1,000 hosts assigned" beside a host seen 6 min ago reads right).
+function settings(farm) {
+  const items = [
+    ['fairness', 'fairness', farm.fairness, farm.fairness],
+    ['assignment_ttl', 'assignment TTL', farm.assignment_ttl_secs, duration(farm.assignment_ttl_secs)],
+    ['rec_half_life', 'REC half-life', farm.rec_half_life_secs, duration(farm.rec_half_life_secs)],
+    ['balance_engine_throughputs', 'engine balancing', farm.balance_engine_throughputs,
+      farm.balance_engine_throughputs ? 'on' : 'off'],
+  ];
+  return `<dl class="settings" id="settings"><div><dt>Settings</dt></div>
+${items.map(([k, label, v, text]) => `<div><dt>${label}</dt><dd data-k="${k}" data-v="${esc(v)}">${esc(text)}</dd></div>`).join('\n')}
+</dl>`;
+}
+
 function summary(farm, now) {
   const items = [
     ['hosts', farm.hosts, count(farm.hosts)],
     ['assigned_hosts', farm.assigned_hosts, count(farm.assigned_hosts)],
     ['threads_in_use', farm.threads_in_use, count(farm.threads_in_use)],
-    ['peak_flops_in_use', farm.peak_flops_in_use, `${si(farm.peak_flops_in_use)}FLOPS`],
+    ['peak_flops_in_use', farm.peak_flops_in_use, si(farm.peak_flops_in_use, 'FLOPS')],
     ['jobs_unsent', farm.jobs_unsent, count(farm.jobs_unsent)],
     ['jobs_in_progress', farm.jobs_in_progress, count(farm.jobs_in_progress)],
     ['jobs_done', farm.jobs_done, count(farm.jobs_done)],
@@ -129,7 +158,9 @@ function summary(farm, now) {
     ['transitioner_last_run', farm.transitioner_last_run, age(farm.transitioner_last_run, now)],
   ];
   const labels = {
-    hosts: 'hosts', assigned_hosts: 'hosts assigned', threads_in_use: 'threads in use',
+    hosts: 'hosts',
+    assigned_hosts: `hosts assigned (seen within ${duration(farm.assignment_ttl_secs)})`,
+    threads_in_use: 'threads in use',
     peak_flops_in_use: 'peak FLOPS in use', jobs_unsent: 'jobs unsent',
     jobs_in_progress: 'jobs in progress', jobs_done: 'jobs done', jobs_error: 'jobs in error',
     transitioner_last_run: 'last transitioner run',
@@ -139,23 +170,40 @@ ${items.map(([k, v, text]) => `<div><dt>${labels[k]}</dt><dd data-k="${k}" data-
 </dl>`;
 }
 
+// Why a workload with neither a share nor a fair share is idle: it is not
+// in contention (README "The status page", fair_share).
+function idleReason(w) {
+  if (w.state !== 'active') return `${w.state}`;
+  if (w.kind === 'jobs' && !(Number(w.jobs_unsent) > 0)) return 'no unsent jobs';
+  return 'waiting: a higher priority has work';
+}
+
+// Share and fair share, or one cell "idle" for a workload that has neither
+// (rather than "0.0%, 0.0%"); it keeps both exact values.
+function shareCells(w) {
+  if (num(w.share) === 0 && num(w.fair_share) === 0) {
+    return `<td class="t idle" colspan="2" data-k="share" data-v="0" data-fair="0" title="${esc(idleReason(w))}">idle</td>`;
+  }
+  return cell('share', w.share, percent(w.share)) + cell('fair_share', w.fair_share, percent(w.fair_share));
+}
+
 function workloadRow(w) {
   const jobs = w.kind === 'jobs';
   return `<tr data-workload-id="${esc(w.workload_id)}">${[
     cell('workload_id', w.workload_id, w.workload_id),
-    textCell('name', w.name),
+    cell('name', w.name, w.name ?? '', 't name'),
     textCell('kind', w.kind),
     cell('priority', w.priority, w.priority),
     textCell('state', w.state),
     cell('hosts', w.hosts, count(w.hosts)),
-    jobs ? cell('peak_flops', w.peak_flops, si(w.peak_flops)) : cell('threads', w.threads, count(w.threads)),
-    cell('share', w.share, percent(w.share)),
-    cell('fair_share', w.fair_share, percent(w.fair_share)),
+    jobs ? cell('peak_flops', w.peak_flops, si(w.peak_flops, 'FLOPS'))
+      : cell('threads', w.threads, count(w.threads)),
+    shareCells(w),
     cell('jobs_unsent', w.jobs_unsent, count(w.jobs_unsent)),
     cell('jobs_in_progress', w.jobs_in_progress, count(w.jobs_in_progress)),
     cell('jobs_done', w.jobs_done, count(w.jobs_done)),
     cell('jobs_error', w.jobs_error, count(w.jobs_error)),
-    cell('est_flops_per_au', w.est_flops_per_au, si(w.est_flops_per_au)),
+    cell('est_flops_per_au', w.est_flops_per_au, si(w.est_flops_per_au, 'FLOPs')),
   ].join('')}</tr>`;
 }
 
@@ -166,12 +214,14 @@ function hostRow(h, names, now) {
     : `${names.get(String(h.workload_id)) ?? `workload ${h.workload_id}`}${h.assignment_counted ? '' : ' (expired)'}`;
   return `<tr data-host-id="${esc(h.host_id)}">${[
     cell('host_id', h.host_id, h.host_id),
-    textCell('name', h.name),
+    cell('name', h.name, h.name ?? '', 't name'),
     cell('last_seen', h.last_seen, age(h.last_seen, now)),
     cell('threads', h.threads, count(h.threads)),
     cell('coprocessors', h.coprocessors && JSON.stringify(h.coprocessors), gpus, 't'),
-    cell('workload_id', h.workload_id, holds, 't'),
+    cell('workload_id', h.workload_id, holds, 't name'),
     cell('jobs_in_progress', h.jobs_in_progress, count(h.jobs_in_progress)),
+    cell('peak_flops_in_progress', h.peak_flops_in_progress,
+      Number(h.jobs_in_progress) > 0 ? si(h.peak_flops_in_progress, 'FLOPS') : ''),
     cell('credit', h.credit, decimal(h.credit, 2)),
   ].join('')}</tr>`;
 }
@@ -182,7 +232,7 @@ function appRow(a) {
     textCell('name', a.name),
     cell('resources', (a.resources ?? []).join(','), (a.resources ?? []).join(', '), 't'),
     cell('n_reports', a.n_reports, count(a.n_reports)),
-    cell('est_flops_per_au', a.est_flops_per_au, si(a.est_flops_per_au)),
+    cell('est_flops_per_au', a.est_flops_per_au, si(a.est_flops_per_au, 'FLOPs')),
     cell('credit_per_job', a.credit_per_job, decimal(a.credit_per_job, 3)),
     cell('samples_pending', a.samples_pending, count(a.samples_pending)),
     cell('jobs_unsent', a.jobs_unsent, count(a.jobs_unsent)),
@@ -212,8 +262,9 @@ function renderMain(s) {
   const assignment = s.workloads.filter((w) => w.kind === 'assignment');
   const jobs = s.workloads.filter((w) => w.kind === 'jobs');
   const measure = s.farm.fairness === 'recent' ? 'recent credit' : null;
-  return `<p class="meta">Database <b>${esc(s.database)}</b> at <time data-v="${esc(iso(s.now))}">${esc(iso(s.now))}</time>.
-Fairness <b data-k="fairness">${esc(s.farm.fairness)}</b>; refreshed every ${esc(s.refreshSecs)} s.</p>
+  return `<p class="meta">Database <b>${esc(s.database)}</b> at <time data-v="${esc(iso(s.now))}">${esc(iso(s.now))}</time>;
+refreshed every ${esc(s.refreshSecs)} s.</p>
+${settings(s.farm)}
 ${summary(s.farm, s.now)}
 <section><h2>Share against fair share</h2>
 <div class="charts">
@@ -221,19 +272,20 @@ ${chart('chart-assignment', 'Assignment workloads', measure ?? 'threads in use',
 ${chart('chart-jobs', 'Job workloads', measure ?? 'peak FLOPS in use', jobs)}
 </div></section>
 <section><h2>Workloads</h2>
-${table('workloads', 'Workloads that are not finished, or still hold hosts or jobs',
-    ['id', 'name', 'kind', 'prio', 'state', 'hosts', 'threads / FLOPS', 'share', 'fair',
-      'unsent', 'in progress', 'done', 'error', 'FLOPs / unit'],
+${table('workloads', 'Workloads that are not finished, or still hold hosts or jobs; idle: neither a share nor a fair share',
+    ['id', 'name', 'kind', 'prio', 'state', 'hosts', 'threads / peak', 'share', 'fair',
+      'unsent', 'running', 'done', 'error', 'per app unit'],
     s.workloads.map(workloadRow), 'No workload.')}
 </section>
 <section><h2>Hosts</h2>
-${table('hosts', `The ${s.hostsLimit} hosts seen last, of ${count(s.farm.hosts)}`,
-    ['id', 'name', 'last seen', 'threads', 'coprocessors', 'assignment', 'jobs', 'credit'],
+${table('hosts', `The hosts at work first: with jobs in progress (the most peak FLOPS first) and on an `
+      + `assignment (the most threads first); then the hosts seen last. ${count(s.hosts.length)} of ${count(s.farm.hosts)}`,
+    ['id', 'name', 'last seen', 'threads', 'coprocessors', 'assignment', 'jobs', 'peak', 'credit'],
     s.hosts.map((h) => hostRow(h, names, s.now)), 'No host.')}
 </section>
 <section><h2>Apps</h2>
 ${table('apps', 'Apps, their FLOPs per app unit and the credit a job earns',
-    ['id', 'name', 'resources', 'reports', 'FLOPs / unit', 'credit / job', 'samples',
+    ['id', 'name', 'resources', 'reports', 'per app unit', 'credit / job', 'samples',
       'unsent', 'in progress', 'done', 'error'],
     s.apps.map(appRow), 'No app.')}
 </section>
@@ -251,10 +303,16 @@ body { margin: 0; font: 15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, "
        color: var(--ink); background: #f9fafb; }
 header { background: #111827; color: #fff; padding: .7rem 1rem; }
 header h1 { margin: 0; font-size: 1.2rem; }
-main { max-width: 1100px; margin: 0 auto; padding: .5rem .8rem 2rem; }
+main { max-width: 1240px; margin: 0 auto; padding: .5rem .8rem 2rem; }
 h2 { font-size: 1.05rem; margin: 1.4rem 0 .5rem; }
 .meta { color: var(--muted); margin: .4rem 0; }
 .meta.stale { color: #b91c1c; }
+.settings { display: flex; flex-wrap: wrap; gap: .2rem 1.2rem; margin: .4rem 0; color: var(--muted); }
+.settings div { display: flex; gap: .4rem; }
+.settings dt::after { content: ":"; } .settings div:first-child dt { font-weight: 600; }
+.settings div:first-child dt::after { content: ""; }
+.settings dd { margin: 0; color: var(--ink); font-weight: 600; }
+pre { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .5rem; overflow-x: auto; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(165px, 1fr)); gap: .5rem; margin: .5rem 0; }
 .cards div { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .4rem .6rem; }
 .cards dt { color: var(--muted); font-size: .8rem; }
@@ -275,9 +333,11 @@ h2 { font-size: 1.05rem; margin: 1.4rem 0 .5rem; }
           border: 1px solid var(--line); border-radius: 6px; }
 table { border-collapse: collapse; width: 100%; font-size: .9rem; }
 caption { text-align: left; padding: .4rem .6rem; color: var(--muted); }
-th, td { padding: .3rem .6rem; border-top: 1px solid var(--line); white-space: nowrap; }
+th, td { padding: .3rem .5rem; border-top: 1px solid var(--line); white-space: nowrap; }
 th { text-align: left; background: #f3f4f6; font-weight: 600; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.name { white-space: normal; overflow-wrap: anywhere; min-width: 8em; max-width: 16em; }
+td.idle { text-align: center; color: var(--muted); font-style: italic; }
 .empty { color: var(--muted); }
 @media (max-width: 600px) { body { font-size: 14px; } main { padding: .4rem; } .cards dd { font-size: 1.05rem; } }
 `;
@@ -325,6 +385,25 @@ ${renderMain(s)}
 `;
 }
 
+// GET /status of a web layer started without STATUS_PGUSER (status.js, off).
+function renderOff(nonce) {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>allot farm status: off</title><style nonce="${nonce}">${STYLE}</style></head>
+<body><header><h1>allot farm status</h1></header>
+<main><p class="meta stale">The status page is off: this web layer was started without <code>STATUS_PGUSER</code>.</p>
+<p>To turn it on, give the page a login in the role <code>allot_monitor</code>, which may read allot's
+status views and nothing else, and start the web layer with <code>STATUS_PGUSER</code> set to it:</p>
+<pre>CREATE ROLE farm_status LOGIN PASSWORD 'change me' IN ROLE allot_monitor;
+
+STATUS_PGUSER=farm_status STATUS_PGPASSWORD='change me' PGUSER=farm_web node server.js</pre>
+<p><code>STATUS_PGHOST</code>, <code>STATUS_PGPORT</code> and <code>STATUS_PGDATABASE</code> say where the
+farm is (by default the web layer's own <code>PGHOST</code>, <code>PGPORT</code> and
+<code>PGDATABASE</code>). allot's <code>docs/status-page.md</code> has every setting.</p></main></body></html>
+`;
+}
+
 function renderError(message, nonce) {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -335,4 +414,4 @@ function renderError(message, nonce) {
 `;
 }
 
-module.exports = { renderPage, renderMain, renderError, esc, si, percent };
+module.exports = { renderPage, renderMain, renderError, renderOff, esc, si, percent, duration };

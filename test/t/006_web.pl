@@ -223,6 +223,16 @@ my $answered = 0;
 	  or die "the server does not answer; see $server_log";
 }
 
+# Started without STATUS_PGUSER, it has no status page, and says so at
+# GET /status: what to set, not a bare 404.
+{
+	my $res = get('/status');
+	is($res->{status}, 404, 'GET /status without STATUS_PGUSER: 404');
+	like($res->{headers}{'content-type'} // '', qr{^text/html; charset=utf-8$}, 'with an HTML page');
+	like($res->{content}, qr/The status page is off.*STATUS_PGUSER.*IN ROLE allot_monitor/s,
+		'that says how to turn the status page on: STATUS_PGUSER, a login in allot_monitor');
+}
+
 # post(PATH, BODY[, AUTHORIZATION]): BODY is a Perl structure sent as JSON,
 # or raw bytes.  It is sent with `Authorization: Bearer <key>`, the key of the
 # body's host (host 1's for a body without one), unless AUTHORIZATION is

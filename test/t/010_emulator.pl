@@ -78,6 +78,42 @@ sub emulate
 	return (\%metrics, read_csv("$dir/workloads.csv"), $name);
 }
 
+# fair_lines_hidden(SVG): how many groups of dashed fair lines share their
+# points in the chart, and a line for each pair of them whose dashes
+# overlap (one hiding the other).  A line's dashes start at minus its
+# stroke-dashoffset, modulo its period (dash + gap).
+sub fair_lines_hidden
+{
+	my ($svg) = @_;
+	my %at;
+	while ($svg =~ m{<polyline [^>]*stroke="([^"]+)"[^>]*stroke-dasharray="(\d+),(\d+)"(?: stroke-dashoffset="(\d+)")? points="([^"]*)"}g)
+	{
+		push @{ $at{$5} }, { colour => $1, dash => $2, period => $2 + $3, offset => $4 // 0 };
+	}
+	my @groups = grep { @$_ >= 2 } values %at;
+	my @hidden;
+	for my $lines (@groups)
+	{
+		for my $i (0 .. $#$lines - 1)
+		{
+			for my $j ($i + 1 .. $#$lines)
+			{
+				my ($a, $b) = @$lines[ $i, $j ];
+				if ($a->{period} != $b->{period})
+				{
+					push @hidden, "$a->{colour}, $b->{colour}: periods $a->{period} and $b->{period}";
+					next;
+				}
+				# from the start of a's dashes to the start of b's
+				my $d = ($a->{offset} - $b->{offset}) % $a->{period};
+				push @hidden, "$a->{colour} and $b->{colour} overlap"
+				  if $d < $a->{dash} || $a->{period} - $d < $b->{dash};
+			}
+		}
+	}
+	return (scalar(@groups), @hidden);
+}
+
 # ---------------------------------------------------------------------------
 # (a) OpenBench balancing.
 my $openbench = <<'EOF';
@@ -157,6 +193,14 @@ for my $balance ('off', 'on')
 	cmp_ok($m->{idle_threads}, '<', 0.01,
 		"balancing $balance: hosts that are on are working ($m->{idle_threads} idle)");
 	is($m->{kind}, 'assignment', 'an assignment farm');
+
+	# The chart: workloads of equal fair share (all five when off; W1 to W3,
+	# and W4 with W5, when on) draw their dashed lines on the same points;
+	# each line must show its dashes between the others', not under them.
+	my ($together, @hidden) = fair_lines_hidden(slurp_file("$tmp/$db/shares.svg"));
+	is($together, $balance eq 'off' ? 1 : 2,
+		"balancing $balance: the chart has $together group(s) of coinciding fair lines");
+	is(join('; ', @hidden), '', "balancing $balance: none of them hides another");
 }
 cmp_ok($share{off}{W1} - $share{on}{W1}, '>', 0.05,
 	'balancing takes threads from E1\'s workloads');

@@ -7,7 +7,16 @@
 # GET /status in headless Chromium (scripts/screenshot.sh; Debian's chromium
 # package).  It checks:
 #   - every number the page shows (the exact value in data-v, and the text)
-#     against allot's status views, read in SQL;
+#     against allot's status views, read in SQL; quantities written with a
+#     space before their unit ("0 FLOPS"), and a workload with neither a
+#     share nor a fair share marked idle rather than "0.0%, 0.0%";
+#   - the farm's settings (fairness, assignment TTL, REC half-life, engine
+#     balancing), the TTL also beside the hosts it counts;
+#   - the hosts table: the hosts at work, those with jobs in progress and
+#     those on an assignment both, rather than only the hosts seen last;
+#   - that the page fits a window 1,280 px wide: no horizontal scroll of
+#     the page or of any of its tables (measured in the browser, over the
+#     DevTools protocol: test/t/DevToolsPage.pm);
 #   - that the page refreshed itself from the server while it was open;
 #   - that names are shown as text: no injected element, no script run;
 #   - the screenshot: a PNG of the window's size, decoded here, with many
@@ -21,6 +30,9 @@ use strict;
 use warnings;
 use Compress::Zlib qw(uncompress);
 use File::Copy qw(copy);
+use FindBin;
+use lib $FindBin::RealBin;
+use DevToolsPage qw(evaluate_in_page);
 use HTTP::Tiny;
 use POSIX ();
 use PostgreSQL::Test::Cluster;
@@ -34,6 +46,8 @@ $node->start;
 sub sql { return $node->safe_psql('postgres', $_[0]); }
 
 sql('CREATE EXTENSION allot');
+# The farm's own assignment TTL, which the page must show.
+sql(q{ALTER DATABASE postgres SET allot.assignment_ttl = '1h'});
 
 # ---------------------------------------------------------------------------
 # The farm.  Virtual time is now: the page measures ages against the
@@ -67,6 +81,10 @@ INSERT INTO allot.host_coproc (host_id, resource, count, peak_flops) VALUES (11,
 SELECT count(allot.request_work(g, '{"resources": {"cpu": {"req_instances": 2},
                                                   "nvidia": {"req_instances": 1}}}', seed => g))
   FROM generate_series(11, 14) g;
+-- A job workload that has sent nothing yet: 0 FLOPS in use, and a fair share.
+INSERT INTO allot.workload (id, name, engine, app_id, throughput, delay_bound) VALUES
+    (13, 'folding, next batch', 'folding', 1, 1000, '2 days');
+INSERT INTO allot.job (workload_id) SELECT 13 FROM generate_series(1, 5);
 });
 # Reports: the two oldest jobs in progress succeed, one fails; the
 # successes are validated and credited at 2 credits a job.
@@ -193,7 +211,8 @@ is(scalar(() = $dom =~ /<script\b/g), 1, 'the page has its one script and no oth
 
 # cells(DOM, ROW_ATTR): { id => { key => [data-v, text] } } for the rows of
 # a table; the page writes each cell as <td class=".." data-k="KEY"
-# data-v="VALUE">TEXT</td> (data-v left out for NULL).
+# data-v="VALUE">TEXT</td> (data-v left out for NULL; an idle workload's
+# share cell spans two columns and carries data-fair too).
 sub unescape
 {
 	my ($s) = @_;
@@ -212,7 +231,7 @@ sub cells
 	while ($html =~ m{<tr $attr="(\d+)">(.*?)</tr>}gs)
 	{
 		my ($id, $row) = ($1, $2);
-		while ($row =~ m{<td class="\w+" data-k="(\w+)"(?: data-v="([^"]*)")?>(.*?)</td>}gs)
+		while ($row =~ m{<td class="[\w ]+"(?: colspan="\d+")? data-k="(\w+)"(?: data-v="([^"]*)")?[^>]*>(.*?)</td>}gs)
 		{
 			$rows{$id}{$1} = [ defined $2 ? unescape($2) : undef, unescape($3) ];
 		}
@@ -260,13 +279,23 @@ my $want = view_rows(
 my $shown = cells($dom, 'data-workload-id');
 is(join(',', sort { $a <=> $b } keys %$shown), join(',', sort { $a <=> $b } keys %$want),
 	'the workloads table lists the workloads the view has (not the finished one)');
+# A workload with neither a share nor a fair share: one cell, "idle", that
+# keeps both values (data-v and data-fair).
+my @idle = grep { $want->{$_}{share} == 0 && $want->{$_}{fair_share} == 0 } sort keys %$want;
+ok(@idle >= 1, 'fixture: a workload is idle (' . join(',', @idle) . ')');
 my @bad;
 for my $id (sort keys %$want)
 {
+	my ($idle_cell) = $dom =~ m{<tr data-workload-id="$id">.*?(<td [^>]*data-k="share"[^>]*>[^<]*</td>)}s;
+	my $marked = ($idle_cell // '') =~ /class="t idle" colspan="2" data-k="share" data-v="0" data-fair="0"[^>]*>idle</;
+	push @bad, "$id: " . ($marked ? 'marked idle, but it is not' : 'not marked idle')
+	  if $marked != scalar(grep { $_ eq $id } @idle);
+	push @bad, "$id: an idle workload still shows a fair share" if $marked && exists $shown->{$id}{fair_share};
 	for my $k (@wcols)
 	{
 		my $v = $want->{$id}{$k};
 		next if $v eq '' && ($k eq 'threads' || $k eq 'peak_flops') && !exists $shown->{$id}{$k};
+		next if $marked && $k =~ /share/;
 		my ($got, $text) = @{ $shown->{$id}{$k} // [] };
 		if ($v eq '')
 		{
@@ -279,10 +308,15 @@ for my $id (sort keys %$want)
 		  : $k eq 'peak_flops' ? undef
 		  :                      with_commas($v);
 		push @bad, "$id.$k: text '$text', not '$expect'" if defined $expect && $text ne $expect;
+		push @bad, "$id.$k: text '$text', not a number, a space and [prefix]FLOPS"
+		  if $k eq 'peak_flops' && $text !~ /^(0|[0-9][0-9.]*) [kMGTPEZY]?FLOPS$/;
 	}
 }
-is(join('; ', @bad), '', 'each workload\'s hosts, threads or FLOPS, shares and job counts are the view\'s');
+is(join('; ', @bad), '', 'each workload\'s hosts, threads or FLOPS, shares and job counts are the view\'s; '
+	  . 'idle workloads (' . join(',', @idle) . ') marked idle');
 ok(grep({ $_ > 0 } map { $want->{$_}{share} } keys %$want) >= 3, 'three workloads or more have a share');
+is($shown->{13}{peak_flops}[1], '0 FLOPS', 'a job workload with nothing in progress: 0 FLOPS');
+unlike($dom =~ s/<[^>]*>/ /gr, qr/[0-9][kMGTPEZY]?FLOPs?\b/, 'no quantity without a space before its unit');
 
 # The chart: one pair of bars per workload with a share or a fair share.
 my %bars;
@@ -296,15 +330,36 @@ is(join(',', sort { $a <=> $b } keys %bars), join(',', sort { $a <=> $b } @chart
 is(scalar(grep { !same_number($bars{$_}, $want->{$_}{share}) } keys %bars), 0,
 	'and each bar is the view\'s share');
 
-# Hosts: the four seen last.
+# Hosts: four (STATUS_HOSTS=4), the hosts at work first: up to half of
+# them with jobs in progress (the most peak FLOPS first), the rest on a
+# counted assignment (the most threads first), either kind taking the
+# other's places when it has fewer; then the hosts seen last.
+my $limit = 4;
+my %kind = (
+	jobs => [ split /\n/, sql(qq{SELECT host_id FROM allot.status_host WHERE jobs_in_progress > 0
+	                             ORDER BY peak_flops_in_progress DESC, credit DESC, host_id LIMIT $limit}) ],
+	assigned => [ split /\n/, sql(qq{SELECT host_id FROM allot.status_host WHERE assignment_counted
+	                                 ORDER BY threads DESC, last_seen DESC NULLS LAST, host_id LIMIT $limit}) ],
+	seen => [ split /\n/, sql(qq{SELECT host_id FROM allot.status_host
+	                             ORDER BY last_seen DESC NULLS LAST, host_id LIMIT $limit}) ]);
+my $half = int(($limit + 1) / 2);
+my $room = $limit - @{ $kind{assigned} };
+my $n_jobs = @{ $kind{jobs} };
+$n_jobs = ($half > $room ? $half : $room) if $n_jobs > ($half > $room ? $half : $room);
+my @listed = @{ $kind{jobs} }[ 0 .. $n_jobs - 1 ];
+for my $id (@{ $kind{assigned} }, @{ $kind{seen} })
+{
+	push @listed, $id if @listed < $limit && !grep { $_ eq $id } @listed;
+}
+ok($n_jobs >= 1 && @listed > $n_jobs, "fixture: hosts at work of both kinds ($n_jobs with jobs)");
+is(join(',', $dom =~ /<tr data-host-id="(\d+)">/g), join(',', @listed),
+	'the hosts table lists the hosts at work: with jobs (most peak FLOPS first), then on an assignment');
 my @hcols = qw(last_seen workload_id jobs_in_progress credit);
 $want = view_rows(
 	q{SELECT host_id, extract(epoch FROM last_seen), workload_id, jobs_in_progress, credit
-	    FROM allot.status_host ORDER BY last_seen DESC NULLS LAST, host_id LIMIT 4},
+	    FROM allot.status_host WHERE host_id IN (} . join(',', @listed) . ')',
 	'host_id', @hcols);
 $shown = cells($dom, 'data-host-id');
-is(join(',', sort { $a <=> $b } keys %$shown), join(',', sort { $a <=> $b } keys %$want),
-	'the hosts table lists the four hosts seen last (STATUS_HOSTS=4)');
 @bad = ();
 for my $id (keys %$want)
 {
@@ -351,11 +406,44 @@ is(
 
 # The farm cards.
 my %cards = $dom =~ m{<dd data-k="(\w+)" data-v="([^"]*)">}g;
+my %card_text = $dom =~ m{<dd data-k="(\w+)" data-v="[^"]*">([^<]*)</dd>}g;
 my %farm;
 @farm{qw(hosts threads_in_use jobs_in_progress jobs_done)} = split /\|/,
   sql('SELECT hosts, threads_in_use, jobs_in_progress, jobs_done FROM allot.status_farm');
 is(join(' ', map { $cards{$_} } sort keys %farm), join(' ', map { $farm{$_} } sort keys %farm),
 	'the summary shows the farm\'s hosts, threads in use, jobs in progress and done');
+ok(same_number($cards{peak_flops_in_use}, sql('SELECT peak_flops_in_use FROM allot.status_farm'))
+	  && $card_text{peak_flops_in_use} =~ /^[0-9][0-9.]* [kMGTPEZY]?FLOPS$/,
+	"and its peak FLOPS in use, with a space before the unit: $card_text{peak_flops_in_use}");
+
+# The settings, as the views see them (the database's TTL of 1 h).
+is( join(' | ', map { "$_ $cards{$_} $card_text{$_}" }
+		qw(fairness assignment_ttl rec_half_life balance_engine_throughputs)),
+	'fairness current current | assignment_ttl 3600 1 h | rec_half_life 864000 10 d'
+	  . ' | balance_engine_throughputs false off',
+	'the settings: fairness, assignment TTL, REC half-life, engine balancing');
+like($dom, qr{<dt>hosts assigned \(seen within 1 h\)</dt><dd data-k="assigned_hosts"},
+	'the TTL also stands beside the hosts assigned');
+is(sql('SELECT extract(epoch FROM assignment_ttl)::int || \' \' || fairness FROM allot.status_farm'),
+	'3600 current', 'as status_farm has them');
+
+# The layout: at 1,280 px the page and each of its tables fit the window.
+{
+	my $fit = eval {
+		evaluate_in_page("$base/status", 1280, 900, q{({
+			page: [document.documentElement.scrollWidth, window.innerWidth],
+			tables: [...document.querySelectorAll('.scroll')].map(
+				(s) => [s.querySelector('table').id, s.scrollWidth, s.clientWidth])
+		})});
+	} // { error => $@ };
+	ok(!$fit->{error}, 'Chromium measures the page over the DevTools protocol') or diag($fit->{error});
+	my @tables = @{ $fit->{tables} // [] };
+	is(join(',', sort map { $_->[0] } @tables), 'apps,hosts,runs,workloads', 'at 1,280 px: the four tables');
+	ok(($fit->{page}[0] // 1e9) <= ($fit->{page}[1] // 0),
+		'the page scrolls not sideways (' . join(' px wide in ', @{ $fit->{page} // [] }) . ')');
+	is(join('; ', map { "$_->[0]: $_->[1] px in $_->[2]" } grep { $_->[1] > $_->[2] } @tables), '',
+		'nor does any table: each fits its box');
+}
 
 # ---------------------------------------------------------------------------
 # The screenshot.

@@ -14,7 +14,16 @@
 #     SQL blocks in one psql session (so \gset variables carry over), shell
 #     blocks in one bash session (variables and the background web server
 #     carry over) in a copy of examples/, with `set -eu -o pipefail`, and with
-#     the web layer's port 8080 replaced by a free port;
+#     the ports a reader's machine has free but a shared test machine may not
+#     replaced by free ones: the web layer's 8080, the BOINC front end's 8081
+#     and the BOINC client's GUI RPC port 31418;
+#   - among them the BOINC quick start ("Try BOINC locally"): Debian's BOINC
+#     client, started by the block in a directory of its own, fetches, runs
+#     and reports three jobs of the example front end, and the block ends
+#     when the client shows the credit allot granted; the test then checks
+#     that the jobs were credited in allot, that the client and the front
+#     end the block stopped are gone, and that both databases pass
+#     check_invariants();
 #   - fails if a block fails, and compares a block's output with the README's
 #     where it shows one: line by line, trailing blanks ignored, `...`
 #     matching any text within its line (a deadline, a timestamp);
@@ -22,6 +31,7 @@
 use strict;
 use warnings FATAL => 'all';
 use Cwd qw(abs_path);
+use File::Path ();
 use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -118,7 +128,8 @@ like($env{PGHOST} // '', qr{^/}, 'over the demo cluster\'s unix socket');
 my $work = PostgreSQL::Test::Utils::tempdir('readme');
 system('cp', '-a', "$root/examples", "$work/examples") == 0 or die "cp examples: $?";
 system('rm', '-rf', "$work/examples/web/node_modules") == 0 or die "rm node_modules: $?";
-my $web_port = PostgreSQL::Test::Cluster::get_free_port();
+# The ports the README's shell blocks use, and free ones to use instead.
+my %port_for = map { $_ => PostgreSQL::Test::Cluster::get_free_port() } qw(8080 8081 31418);
 
 # ---------------------------------------------------------------------------
 # Two sessions, fed block by block.  Each block is followed by a command that
@@ -164,12 +175,15 @@ sub run_block
 	return $output;
 }
 
+# stop_session(SESSION, LAST_WORDS): true if the session ended by itself
+# within a minute, false if it had to be killed.
 sub stop_session
 {
 	my ($s, $last_words) = @_;
 	$s->{in} .= "$last_words\n";
-	eval { $s->{timer}->start(60); $s->{h}->finish; 1 } or $s->{h}->kill_kill;
-	return;
+	return 1 if eval { $s->{timer}->start(60); $s->{h}->finish; 1 };
+	$s->{h}->kill_kill;
+	return 0;
 }
 
 my $psql = session([ 'psql', '-X', '-v', 'ON_ERROR_STOP=1' ], '\echo %s', $root);
@@ -210,16 +224,18 @@ sub output_matches
 	return 1;
 }
 
+my $all_ran = 1;
 for my $b (@blocks)
 {
 	my $where = "README line $b->{line} ($b->{lang})";
 	my $code = $b->{code};
-	$code =~ s/\b8080\b/$web_port/g if $b->{lang} eq 'sh';
+	$code =~ s/\b(8080|8081|31418)\b/$port_for{$1}/g if $b->{lang} eq 'sh';
 	my $s = $b->{lang} eq 'sql' ? $psql : $bash;
 	my $got = run_block($s, $code);
 	if (!ok(defined $got, "$where runs as printed"))
 	{
 		diag("the block:\n$b->{code}\nits output:\n$s->{out}\nstderr:\n$s->{err}");
+		$all_ran = 0;
 		last;
 	}
 	next unless defined $b->{output};
@@ -227,15 +243,43 @@ for my $b (@blocks)
 	  or diag("the README shows:\n$b->{output}\nthe block printed:\n$got");
 }
 
-# What the reader leaves behind: a consistent farm, and no web server.
+# What the reader leaves behind: consistent farms, credit where the BOINC
+# quick start said, and no web server, front end or client still running.
 ok( output_matches(
 		run_block($psql, 'SELECT * FROM allot.check_invariants();') // 'no output',
 		" check_invariants\n------------------\n(0 rows)"),
 	'check_invariants() is empty afterwards');
+
+# psql in the reader's environment, in database DB: its output (-At).
+sub reader_psql
+{
+	my ($db, $sql) = @_;
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'psql', '-X', '-At', '-d', $db, '-c', $sql ],
+		'<', \undef, '>', \$out, '2>', \$err, init => sub { %ENV = %env; });
+	return $out . $err;
+}
+is( reader_psql('volunteer',
+		q{SELECT string_agg(j.state || ' ' || j.validated || ' ' || round(j.credit::numeric, 6), ', ')
+		    FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id WHERE w.name = 'lines'}),
+	"done true 0.578704, done true 0.578704, done true 0.578704\n",
+	'the BOINC quick start: allot has its three jobs done, validated and credited');
+is(reader_psql('volunteer', 'SELECT count(*) FROM allot.check_invariants()'), "0\n",
+	'and check_invariants() is empty in its database');
+# (a session whose block failed may still be running it: ask only after success)
+my $try = $all_ran ? run_block($bash, 'echo "$TRY"') // '' : '';
+chomp $try;
+
 stop_session($psql, '\q');
-stop_session($bash, 'wait; exit');
+ok(stop_session($bash, 'wait; exit'),
+	'the shell session ends by itself: nothing the blocks started in the background still runs');
 like(slurp_file("$work/examples/web/server.log"), qr/SIGTERM: .*\n.*\bstopped\n\z/s,
 	'the walk-through stopped its web server (kill %1), which finished cleanly');
+like(-e "$try/server.log" ? slurp_file("$try/server.log") : '', qr/SIGTERM: .*\n.*\bstopped\n\z/s,
+	'the BOINC quick start stopped its front end (kill $SERVER), which finished cleanly');
+like(-e "$try/client.log" ? slurp_file("$try/client.log") : '', qr/\[---\] Exiting\n\z/,
+	'and its BOINC client (boinccmd --quit), which exited');
+File::Path::remove_tree($try) if $try =~ m{^/.+};
 
 is(system('bash', '-c', $stop), 0, 'the stop command the demo printed stops the cluster');
 $cluster_up = 0;
