@@ -339,6 +339,90 @@ COMMENT ON COLUMN allot.status_app.au_ratio_bound IS 'Ratio of actual to predict
 GRANT SELECT ON allot.status_app TO allot_monitor;
 
 /* ---------------------------------------------------------------------------
+ * A host's recent average credit from one row.  host_credit() summed the
+ * decayed credit of every job a host was ever credited for, on every call:
+ * a scheduler asks for it at every contact, and a host's jobs only grow.
+ * allot.host_credit now also keeps that sum as its value at decayed_at (the
+ * latest return counted); the job trigger adds each statement's credit to
+ * it (src/usage.c).
+ * ------------------------------------------------------------------------- */
+
+/* value * 2^(-age / one week), for a value of either sign (a withdrawn
+ * credit is subtracted); no decay for a negative age; 0 past 1000 weeks or
+ * below 1e-6 in size, so that the product cannot underflow. */
+-- No SET clause, so that it is inlined; hence the qualified names.
+CREATE FUNCTION allot.credit_decay(value double precision, age_secs double precision)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT CASE WHEN age_secs <= 0 THEN value
+                WHEN age_secs >= 1000 * 604800 OR pg_catalog.abs(value) < 1e-6 THEN 0
+                ELSE value * pg_catalog.power(0.5::double precision, age_secs / 604800) END
+$$;
+COMMENT ON FUNCTION allot.credit_decay(double precision, double precision) IS
+    'value x 2^(-age / one week), for credit of either sign: no decay for a negative age, 0 past 1000 weeks or below 1e-6';
+
+ALTER TABLE allot.host_credit
+    ADD COLUMN decayed double precision NOT NULL DEFAULT 0,
+    ADD COLUMN decayed_at timestamptz;
+UPDATE allot.host_credit c
+   SET decayed = d.decayed, decayed_at = d.t
+  FROM (SELECT host_id, t,
+               sum(allot.credit_decay(credit, extract(epoch FROM t - r)::double precision)) AS decayed
+          FROM (SELECT host_id, credit, coalesce(returned_at, now()) AS r,
+                       max(coalesce(returned_at, now())) OVER (PARTITION BY host_id) AS t
+                  FROM allot.job WHERE credit IS NOT NULL AND host_id IS NOT NULL) j
+         GROUP BY host_id, t) d
+ WHERE d.host_id = c.host_id;
+UPDATE allot.host_credit SET decayed_at = now() WHERE decayed_at IS NULL;
+ALTER TABLE allot.host_credit ALTER COLUMN decayed_at SET NOT NULL;
+COMMENT ON COLUMN allot.host_credit.decayed IS
+    'Sum of its jobs'' credit decayed with a half-life of one week from their return to decayed_at';
+COMMENT ON COLUMN allot.host_credit.decayed_at IS
+    'The instant decayed is taken at: the latest return counted';
+
+CREATE OR REPLACE FUNCTION allot.host_credit(host_ids bigint[])
+    RETURNS TABLE (host_id bigint, total_credit double precision, expavg_credit double precision)
+    LANGUAGE plpgsql STABLE CALLED ON NULL INPUT
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    max_hosts CONSTANT int := 10000;
+BEGIN
+    IF host_ids IS NULL THEN
+        RAISE EXCEPTION 'host_ids must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass ''{}'' for no hosts.';
+    END IF;
+    IF array_ndims(host_ids) > 1 THEN
+        RAISE EXCEPTION 'host_ids must be a one-dimensional array, not %-dimensional', array_ndims(host_ids)
+            USING ERRCODE = 'array_subscript_error';
+    END IF;
+    IF cardinality(host_ids) > max_hosts THEN
+        RAISE EXCEPTION 'host_ids must hold at most % ids, not %', max_hosts, cardinality(host_ids)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF array_position(host_ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'host_ids must not contain NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+
+    -- One row each: the kept sums (the credit decayed to now, per day).
+    RETURN QUERY
+    SELECT h.id, coalesce(c.credit, 0)::double precision,
+           greatest(coalesce(allot.credit_decay(c.decayed,
+                                                extract(epoch FROM now() - c.decayed_at)::double precision),
+                             0), 0) * ln(2) / 7
+      FROM allot.host h
+      LEFT JOIN allot.host_credit c ON c.host_id = h.id
+     WHERE h.id = ANY (host_ids)
+     ORDER BY h.id;
+END
+$$;
+ALTER FUNCTION allot.host_credit(bigint[]) OWNER TO allot_owner;
+REVOKE ALL ON FUNCTION allot.credit_decay(double precision, double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.credit_decay(double precision, double precision) TO allot_admin, allot_owner;
+
+/* ---------------------------------------------------------------------------
  * check_invariants also reports what 0.6.0 refuses but older rows may hold:
  * counters out of range, names that hide characters, and windows whose
  * statistics are not what they hold.
@@ -422,6 +506,17 @@ AS $$
                       GROUP BY host_id) j ON j.host_id = c.host_id
          WHERE coalesce(c.credit, 0) <> coalesce(j.credit, 0)
             OR coalesce(c.jobs, 0) <> coalesce(j.jobs, 0)
+        UNION ALL
+        /* The decayed credit kept is what its jobs give at decayed_at. */
+        SELECT pg_catalog.format('host %s: host_credit holds decayed credit %s at %s; its jobs give %s',
+                                 c.host_id, c.decayed, c.decayed_at, coalesce(j.decayed, 0))
+          FROM allot.host_credit c
+          LEFT JOIN LATERAL (
+              SELECT sum(allot.credit_decay(j.credit,
+                         extract(epoch FROM c.decayed_at - coalesce(j.returned_at, c.decayed_at))::double precision))
+                         AS decayed
+                FROM allot.job j WHERE j.host_id = c.host_id AND j.credit IS NOT NULL) j ON true
+         WHERE abs(c.decayed - coalesce(j.decayed, 0)) > 1e-6 * greatest(abs(c.decayed), 1)
         UNION ALL
         SELECT pg_catalog.format('job %s names host %s, which does not exist', j.id, j.host_id)
           FROM allot.job j

@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "common/int.h"
@@ -28,6 +29,7 @@
 #include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
 #include "entry.h"
@@ -256,34 +258,66 @@ typedef struct JobDeltas
 } JobDeltas;
 
 static SPIPlanPtr job_usage_plan = NULL;
-static SPIPlanPtr host_credit_plan[3] = {NULL, NULL, NULL};	/* insert, update, delete */
+/*
+ * allot.host_credit from a statement's rows that carry credit: the credit
+ * and the jobs added (new rows) and taken away (old rows), per host, in
+ * host id order.  From 0.6.0 also the credit decayed with a half-life of a
+ * week from each job's return (allot.credit_decay): kept as its value at
+ * decayed_at, the latest return counted, so that host_credit() reads a
+ * host's recent average credit from one row.  A batch is brought to its
+ * own latest return, the row to the later of the two, and they are added.
+ */
+static SPIPlanPtr host_credit_plan[2][3];	/* [decayed][insert, update, delete] */
 
-static const char *const host_credit_sql[3] = {
-	"INSERT INTO allot.host_credit AS c (host_id, credit, jobs)"
-	"SELECT host_id, sum(credit::numeric), count(*)"
-	"  FROM new_rows WHERE credit IS NOT NULL AND host_id IS NOT NULL"
-	" GROUP BY host_id ORDER BY host_id "
-	"ON CONFLICT (host_id) DO UPDATE"
-	"   SET credit = c.credit + excluded.credit, jobs = c.jobs + excluded.jobs",
+#define CREDIT_ROWS(table, sign) \
+	"SELECT host_id, " sign "credit::numeric AS credit, " sign "1 AS jobs," \
+	"       " sign "credit AS value, coalesce(returned_at, now()) AS r" \
+	"  FROM " table " WHERE credit IS NOT NULL AND host_id IS NOT NULL"
 
-	"INSERT INTO allot.host_credit AS c (host_id, credit, jobs)"
-	"SELECT host_id, sum(credit), sum(jobs)"
-	"  FROM (SELECT host_id, credit::numeric AS credit, 1 AS jobs"
-	"          FROM new_rows WHERE credit IS NOT NULL AND host_id IS NOT NULL"
-	"        UNION ALL"
-	"        SELECT host_id, -credit::numeric, -1"
-	"          FROM old_rows WHERE credit IS NOT NULL AND host_id IS NOT NULL) d"
-	" GROUP BY host_id HAVING sum(credit) <> 0 OR sum(jobs) <> 0 ORDER BY host_id "
-	"ON CONFLICT (host_id) DO UPDATE"
-	"   SET credit = c.credit + excluded.credit, jobs = c.jobs + excluded.jobs",
-
-	"INSERT INTO allot.host_credit AS c (host_id, credit, jobs)"
-	"SELECT host_id, -sum(credit::numeric), -count(*)"
-	"  FROM old_rows WHERE credit IS NOT NULL AND host_id IS NOT NULL"
-	" GROUP BY host_id ORDER BY host_id "
-	"ON CONFLICT (host_id) DO UPDATE"
-	"   SET credit = c.credit + excluded.credit, jobs = c.jobs + excluded.jobs"
+static const char *const credit_rows[3] = {
+	CREDIT_ROWS("new_rows", ""),
+	CREDIT_ROWS("new_rows", "") " UNION ALL " CREDIT_ROWS("old_rows", "-"),
+	CREDIT_ROWS("old_rows", "-")
 };
+
+static SPIPlanPtr
+host_credit_plan_for(bool decayed, int op)
+{
+	if (host_credit_plan[decayed][op] != NULL)
+		return host_credit_plan[decayed][op];
+	host_credit_plan[decayed][op] = allot_prepare(decayed ?
+		psprintf("INSERT INTO allot.host_credit AS c (host_id, credit, jobs, decayed, decayed_at)"
+				 "SELECT host_id, sum(credit), sum(jobs),"
+				 "       sum(allot.credit_decay(value, extract(epoch FROM t - r)::float8)), t"
+				 "  FROM (SELECT d.*, max(r) OVER (PARTITION BY host_id) AS t FROM (%s) d) d"
+				 " GROUP BY host_id, t HAVING sum(credit) <> 0 OR sum(jobs) <> 0 OR sum(value) <> 0"
+				 " ORDER BY host_id "
+				 "ON CONFLICT (host_id) DO UPDATE"
+				 "   SET credit = c.credit + excluded.credit, jobs = c.jobs + excluded.jobs,"
+				 "       decayed = allot.credit_decay(c.decayed, extract(epoch FROM"
+				 "                     greatest(c.decayed_at, excluded.decayed_at) - c.decayed_at)::float8)"
+				 "               + allot.credit_decay(excluded.decayed, extract(epoch FROM"
+				 "                     greatest(c.decayed_at, excluded.decayed_at) - excluded.decayed_at)::float8),"
+				 "       decayed_at = greatest(c.decayed_at, excluded.decayed_at)",
+				 credit_rows[op]) :
+		psprintf("INSERT INTO allot.host_credit AS c (host_id, credit, jobs)"
+				 "SELECT host_id, sum(credit), sum(jobs) FROM (%s) d"
+				 " GROUP BY host_id HAVING sum(credit) <> 0 OR sum(jobs) <> 0 ORDER BY host_id "
+				 "ON CONFLICT (host_id) DO UPDATE"
+				 "   SET credit = c.credit + excluded.credit, jobs = c.jobs + excluded.jobs",
+				 credit_rows[op]),
+		0, NULL);
+	return host_credit_plan[decayed][op];
+}
+
+/* Does allot.host_credit keep decayed credit (0.6.0 on)? */
+static bool
+credit_decayed(void)
+{
+	Oid			relid = get_relname_relid("host_credit", get_namespace_oid("allot", false));
+
+	return OidIsValid(relid) && get_attnum(relid, "decayed") != InvalidAttrNumber;
+}
 
 static AttrNumber
 job_column(TupleDesc desc, const char *name)
@@ -603,9 +637,8 @@ allot_job_usage_trigger(PG_FUNCTION_ARGS)
 	{
 		if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
 			elog(ERROR, "could not register the transition tables of allot.job");
-		if (host_credit_plan[op] == NULL)
-			host_credit_plan[op] = allot_prepare(host_credit_sql[op], 0, NULL);
-		if (SPI_execute_plan(host_credit_plan[op], NULL, NULL, false, 0) != SPI_OK_INSERT)
+		if (SPI_execute_plan(host_credit_plan_for(credit_decayed(), op), NULL, NULL, false, 0) !=
+			SPI_OK_INSERT)
 			elog(ERROR, "could not update allot.host_credit");
 	}
 	SPI_finish();

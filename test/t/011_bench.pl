@@ -77,16 +77,16 @@ my $sha = substr(Digest::SHA->new(256)->addfile("$so/allot.so")->hexdigest, 0, 1
 		CHURN => 10, INTERVAL => 90, PROFILE => 1);
 	ok($ok, 'bench/assign.sh runs') or diag($out);
 	like($out, qr/sha256 \Q$sha\E\.\.\./, 'the report names the installed allot.so by its checksum');
-	for my $run (qw(update assign))
+	for my $run (qw(bare-upd bare-asg walk-upd walk-asg))
 	{
 		my ($tps, $p50, $p99, $cpu) =
-		  $out =~ /^\s*2000\s+40\s+8\s+$run\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s/m;
+		  $out =~ /^\s*2000\s+40\s+\d+\s+8\s+\Q$run\E\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s/m;
 		ok(defined $cpu && $tps > 0 && $p50 <= $p99 && $cpu > 0,
 			"$run: tps, p50 <= p99 and server CPU per transaction are reported")
 		  or diag($out);
 	}
 	my ($host_upd, $hot, $sweeps, $uncounted, $quiet) =
-	  $out =~ /^\s*2000\s+40\s+8\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+(\d+)\s+[\d.]+\s+[\d.]+\s+(\d+)\s+\d+\s+(\d+)\s+(\d+)$/m;
+	  $out =~ /^\s*2000\s+40\s+\d+\s+8\s+walk-asg\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+(\d+)\s+[\d.]+\s+[\d.]+\s+(\d+)\s+\d+\s+(\d+)\s+(\d+)$/m;
 	# Every host was last seen over a minute ago; a repeat still leaves its
 	# host row alone (only a switch writes it) and updates its assignment
 	# in place.
@@ -104,8 +104,8 @@ my $sha = substr(Digest::SHA->new(256)->addfile("$so/allot.so")->hexdigest, 0, 1
 	  or diag($out);
 	like($out, qr/inner \| UPDATE allot\.assignment SET workload_id/,
 		'the profile lists allot\'s inner statements');
-	like($out, qr/^\s+2000 hosts,\s+40 workloads: assign \/ update = [\d.]+ in tps/m,
-		'the targets are judged');
+	like($out, qr/^\s+2000 hosts,\s+40 workloads \(\s*\d+ at the top\): bare [\d.]+ tps, [\d.]+ CPU; walk [\d.]+ tps/m,
+		'the ratios to the bare and the walk\'s update are reported');
 }
 
 # (c) request_work: 2,000 hosts, 60,000 jobs, a 20 s soak in 10 s windows.
