@@ -3,8 +3,8 @@
 #   (a) make installcheck: pg_regress tests (REGRESS) and isolation specs
 #       (ISOLATION), each in its own --temp-instance (see Makefile)
 #   (b) pgTAP: test/pgtap/*.sql, each in a fresh database of a throwaway cluster
-#   (c) Perl TAP: test/t/*.pl with prove, if any exist; a file that passes
-#       but writes to stderr (a warning) counts as failed
+#   (c) Perl TAP: test/t/*.pl with prove, if any exist, several at once; a
+#       file that passes but writes to stderr (a warning) counts as failed
 #   (d) the Debian package: dpkg-buildpackage in a clean copy of the tree,
 #       then its autopkgtest (the pg_regress suite) against the .deb's files,
 #       unpacked into a copy of the system's PostgreSQL 15
@@ -18,6 +18,7 @@
 # Environment knobs (see also scripts/common.sh):
 #   ALLOT_STAGE_TIMEOUT=S    time limit for each make installcheck half,
 #                            pgTAP file and TAP file (default 300 s)
+#   ALLOT_TAP_JOBS=N         Perl TAP files run at once (default 3)
 #   ALLOT_OPENBENCH_DIR=DIR  OpenBench's pinned worker, fastchess and weiss
 #                            (default: ../shared/openbench, copied)
 #   ALLOT_OPENBENCH_CACHE=DIR  keep test/t/060_openbench_worker.pl's
@@ -139,51 +140,117 @@ run_pgtap() {
 # the scratch copy (tmp_check/ and its logs land in test/tmp_check).
 # ALLOT_REPO is the checkout itself: a test that needs files beside it
 # finds them there (ALLOT_OPENBENCH_DIR, when set, names OpenBench's).
+#
+# TAP_JOBS files run at once: most of these tests wait (for a real client's
+# polling, a minute boundary, a standby), so they overlap well.  Each has
+# its own clusters, ports, temp dirs and network namespace.  The longest
+# start first, so that the short ones fill the gaps.
+TAP_JOBS=${ALLOT_TAP_JOBS:-3}
+TAP_LONGEST_FIRST=(060_openbench_worker 040_readme 021_boinc_project 020_boinc 011_bench
+                   050_concurrency 002_pg_cron 071_failover 030_status_page 010_emulator)
+TAP_WORKERS=()
+
+# INT/TERM: the running TAP files' workers go first (each waits for a
+# timeout(1) that runs prove), then what common.sh stops.
+stop_tap_workers() {
+    local pid
+    for pid in ${TAP_WORKERS[@]+"${TAP_WORKERS[@]}"}; do
+        pkill -TERM -P "$pid" 2>/dev/null || true
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+}
+trap 'stop_tap_workers; on_signal 130' INT
+trap 'stop_tap_workers; on_signal 143' TERM
+
+# run_tap_file FILE DIR: one file, its output, stderr and exit status
+# (with the seconds it took) into DIR/NAME.{out,err,rc}.
+run_tap_file() {
+    local f=$1 dir=$2 name rc=0 t0=$SECONDS
+    name=$(basename "$f" .pl)
+    run_limited "$STAGE_TIMEOUT" "" "${CLUSTER_USER_PREFIX[@]}" \
+        env -C "$COPY/test" -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
+        TESTDIR="$COPY/test" TMPDIR="$WORK/tmp" ALLOT_REPO="$PWD" \
+        PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
+        PERL5LIB="$PGXS_DIR/src/test/perl${PERL5LIB:+:$PERL5LIB}" \
+        prove "${f#test/}" >"$dir/$name.out" 2>"$dir/$name.err" </dev/null || rc=$?
+    echo "$rc $((SECONDS - t0))" >"$dir/$name.rc"
+}
+
+# report_tap_file FILE DIR: count a finished file, and show why it failed.
+report_tap_file() {
+    local f=$1 dir=$2 name rc secs log
+    name=$(basename "$f" .pl)
+    read -r rc secs <"$dir/$name.rc"
+    # A test that passes says nothing on stderr: a warning there (Perl's,
+    # node's, a tool's) is a defect to fix, not noise to get used to.
+    if [ -s "$dir/$name.err" ]; then
+        echo "----- $f wrote to stderr -----"
+        cat "$dir/$name.err"
+        if [ "$rc" -eq 0 ]; then
+            echo "$f: failed: it passed but wrote to stderr"
+            rc=1
+        fi
+    fi
+    if [ "$rc" -eq 0 ]; then
+        say "TAP: $f passed ($secs s)"
+        PASSED=$((PASSED + 1))
+        return 0
+    fi
+    say "TAP: $f FAILED ($secs s)"
+    cat "$dir/$name.out"
+    FAILED=$((FAILED + 1))
+    TAP_FAILED_FILES+=("$f")
+    log="$COPY/test/tmp_check/log/regress_log_$name"
+    if [ -s "$log" ]; then
+        echo "----- last 80 lines of ${log#"$WORK"/} -----"
+        tail -n 80 "$log"
+    fi
+}
+
 run_tap() {
-    local files=(test/t/*.pl) f rc log errlog failed_files=()
+    local files=() f n dir pid i done_pid
+    local -A started=() worker_file=()
+    for n in "${TAP_LONGEST_FIRST[@]}"; do
+        [ -f "test/t/$n.pl" ] && files+=("test/t/$n.pl") && started[test/t/$n.pl]=1
+    done
+    for f in test/t/*.pl; do
+        [ -n "${started[$f]:-}" ] || files+=("$f")
+    done
     if [ ${#files[@]} -eq 0 ]; then
         say "TAP: no files in test/t"
         return 0
     fi
     # File::Temp dirs (socket dirs; kept when a test fails) go below $WORK too
-    mkdir -p "$WORK/tmp"
+    mkdir -p "$WORK/tmp" "$WORK/tap"
     if [ "$(id -u)" -eq 0 ]; then
         chown "$CLUSTER_USER:" "$WORK/tmp"
     fi
-    for f in "${files[@]}"; do
-        say "TAP: $f"
-        rc=0
-        errlog="$WORK/tap-stderr.log"
-        run_quietly "$STAGE_TIMEOUT" "$WORK/tap.log" "${CLUSTER_USER_PREFIX[@]}" \
-            env -C "$COPY/test" -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
-            TESTDIR="$COPY/test" TMPDIR="$WORK/tmp" ALLOT_REPO="$PWD" \
-            PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
-            PERL5LIB="$PGXS_DIR/src/test/perl${PERL5LIB:+:$PERL5LIB}" \
-            prove "${f#test/}" 2>"$errlog" || rc=$?
-        # A test that passes says nothing on stderr: a warning there (Perl's,
-        # node's, a tool's) is a defect to fix, not noise to get used to.
-        if [ -s "$errlog" ]; then
-            echo "----- $f wrote to stderr -----"
-            cat "$errlog"
-            if [ "$rc" -eq 0 ]; then
-                echo "$f: failed: it passed but wrote to stderr"
-                rc=1
-            fi
+    dir=$WORK/tap
+    TAP_FAILED_FILES=()
+    say "TAP: ${#files[@]} files, $TAP_JOBS at a time"
+    i=0
+    while [ "$i" -lt ${#files[@]} ] || [ ${#TAP_WORKERS[@]} -gt 0 ]; do
+        if [ "$i" -lt ${#files[@]} ] && [ ${#TAP_WORKERS[@]} -lt "$TAP_JOBS" ]; then
+            f=${files[$i]}
+            i=$((i + 1))
+            say "TAP: $f started"
+            run_tap_file "$f" "$dir" &
+            TAP_WORKERS+=("$!")
+            worker_file[$!]=$f
+            continue
         fi
-        if [ "$rc" -eq 0 ]; then
-            PASSED=$((PASSED + 1))
-        else
-            FAILED=$((FAILED + 1))
-            failed_files+=("$f")
-            log="$COPY/test/tmp_check/log/regress_log_$(basename "$f" .pl)"
-            if [ -s "$log" ]; then
-                echo "----- last 80 lines of ${log#"$WORK"/} -----"
-                tail -n 80 "$log"
-            fi
-        fi
+        done_pid=
+        wait -n -p done_pid "${TAP_WORKERS[@]}" || true
+        [ -n "$done_pid" ] || continue
+        report_tap_file "${worker_file[$done_pid]}" "$dir"
+        local still=()
+        for pid in "${TAP_WORKERS[@]}"; do
+            [ "$pid" = "$done_pid" ] || still+=("$pid")
+        done
+        TAP_WORKERS=(${still[@]+"${still[@]}"})
     done
-    say "TAP: ${#files[@]} files, $((${#files[@]} - ${#failed_files[@]})) passed," \
-        "${#failed_files[@]} failed${failed_files[0]+: ${failed_files[*]}}"
+    say "TAP: ${#files[@]} files, $((${#files[@]} - ${#TAP_FAILED_FILES[@]})) passed," \
+        "${#TAP_FAILED_FILES[@]} failed${TAP_FAILED_FILES[0]+: ${TAP_FAILED_FILES[*]}}"
 }
 
 # ---------------------------------------------------------------------------

@@ -653,7 +653,8 @@ repeat_by_sums(const WorkloadCache *cache, const UsageCache *usage, const GroupP
 {
 	bool		with_focus = gp->focus_assigned;
 	int			last = host->last_workload_id ? allot_find_workload(cache, host->last_workload_id) : -1;
-	RepeatSums	sums = {0, 0, 0, 0};
+	double		requester = params->count_requester ? params->requester_threads : 0;
+	RepeatSums	sums = {requester, 0, 0, 0};
 	bool		any = false;
 
 	if (last < 0 || !gp->chosen[cache->workload_group[last]])
@@ -671,7 +672,7 @@ repeat_by_sums(const WorkloadCache *cache, const UsageCache *usage, const GroupP
 		sums.sum_threads += usage->group_threads[g] +
 			(with_focus ? usage->group_focus_threads[g] : 0);
 		sums.sum_throughput += grp->sum_throughput / count;
-		low = (with_focus ? usage->group_min_focus[g] : usage->group_min_plain[g]) * count;
+		low = allot_group_min_ratio(cache, g, requester, with_focus) * count;
 		if (!any || low < sums.min_ratio)
 			sums.min_ratio = low;
 		any = true;
@@ -692,7 +693,7 @@ repeat_by_sums(const WorkloadCache *cache, const UsageCache *usage, const GroupP
 		count = params->balance_engines ? gp->engine_count[w->engine] : 1;
 		counted = usage->threads[i] + (with_focus ? usage->focus_threads[i] : 0) - less;
 		sums.sum_threads -= less;
-		ratio = counted / (w->throughput / count);
+		ratio = (counted + requester) / (w->throughput / count);
 		if (ratio < sums.min_ratio)
 			sums.min_ratio = ratio;
 	}
@@ -706,7 +707,7 @@ repeat_by_sums(const WorkloadCache *cache, const UsageCache *usage, const GroupP
 		double		focus_threads = usage->focus_threads[last] - (c ? c->focus_threads : 0);
 		double		counted = threads + (with_focus ? focus_threads : 0);
 
-		sums.last_ratio = counted / (w->throughput / count);
+		sums.last_ratio = (counted + requester) / (w->throughput / count);
 	}
 	return allot_repeat_from_sums(&sums, params);
 }
@@ -795,7 +796,7 @@ choose_for_host(const WorkloadCache *cache, const RequestHost *host, TimestampTz
 	gather_corrections(&lapsed, host, cache, &corr);
 
 	selection_params(host, mode, u, &params);
-	if (mode == FAIRNESS_CURRENT && !params.count_requester &&
+	if (mode == FAIRNESS_CURRENT &&
 		repeat_by_sums(cache, usage, &gp, &corr, host, &params) == REPEAT_YES)
 	{
 		choice->workload = allot_find_workload(cache, host->last_workload_id);

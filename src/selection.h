@@ -195,16 +195,17 @@ extern void allot_select(Candidate *c, int n, int n_engines, int *engine_counts,
  * and the lowest ratio found group by group, so they may differ from its
  * by rounding (relative 1e-12 at most for any real farm): a quotient
  * within ALLOT_REPEAT_MARGIN of a bound is UNSURE, and the caller runs
- * allot_select.  Only for allot.fairness = current without
- * count_requester (the requester's threads would be in every ratio).
+ * allot_select.  Only for allot.fairness = current.
  */
 #define ALLOT_REPEAT_MARGIN 1e-9
 
 typedef struct RepeatSums
 {
-	double		sum_threads;	/* counted threads of the candidates */
+	double		sum_threads;	/* counted threads of the candidates, and the
+								 * requester's under count_requester */
 	double		sum_throughput; /* their effective throughputs */
-	double		min_ratio;		/* the lowest ratio among them */
+	double		min_ratio;		/* the lowest ratio among them (with the
+								 * requester's threads, under count_requester) */
 	double		last_ratio;		/* the last workload's, a candidate, exactly as
 								 * allot_select computes it */
 } RepeatSums;

@@ -30,6 +30,21 @@ static uint64 read_for_cache = 0;	/* WorkloadCache.generation */
 static MemoryContext usage_context = NULL;
 static UsageCache copy;
 
+/*
+ * Each group's least ratio with the requester's threads added to every
+ * member's (allot.count_requester): it depends on those threads, so it is
+ * found on demand, and kept for a few thread counts per group.
+ */
+#define MEMO_PER_GROUP 4
+typedef struct GroupMemo
+{
+	int			n;
+	double		extra[MEMO_PER_GROUP];
+	double		min_plain[MEMO_PER_GROUP];
+	double		min_focus[MEMO_PER_GROUP];
+} GroupMemo;
+static GroupMemo *memo;
+
 /* The signal's relation as last looked up; InvalidOid: none yet. */
 static Oid	watched_relid = InvalidOid;
 static bool callback_registered = false;
@@ -68,6 +83,30 @@ copy_row(void *arg, int64 workload_id, double threads, double focus_threads)
 	sink->focus[i] = focus_threads;
 }
 
+/*
+ * The least (threads + extra) / throughput, and (threads + focus_threads +
+ * extra) / throughput, over group g's members.
+ */
+static void
+group_mins(const WorkloadCache *cache, const double *threads, const double *focus, int g,
+		   double extra, double *plain, double *with_focus)
+{
+	const AssignGroup *grp = &cache->groups[g];
+
+	for (int k = 0; k < grp->n; k++)
+	{
+		int			i = cache->group_members[grp->first + k];
+		double		tp = cache->workloads[i].throughput;
+		double		p = (threads[i] + extra) / tp;
+		double		f = (threads[i] + focus[i] + extra) / tp;
+
+		if (k == 0 || p < *plain)
+			*plain = p;
+		if (k == 0 || f < *with_focus)
+			*with_focus = f;
+	}
+}
+
 /* Read every usage row into the copy, and each group's sums. */
 static void
 read_copy(const WorkloadCache *cache)
@@ -96,6 +135,7 @@ read_copy(const WorkloadCache *cache)
 	g_focus = palloc0(sizeof(double) * (ng + 1));
 	g_plain = palloc(sizeof(double) * (ng + 1));
 	g_min_focus = palloc(sizeof(double) * (ng + 1));
+	memo = palloc0(sizeof(GroupMemo) * (ng + 1));
 	MemoryContextSwitchTo(old);
 
 	/* The count before the snapshot (see the top of this file). */
@@ -115,17 +155,11 @@ read_copy(const WorkloadCache *cache)
 			for (int k = 0; k < grp->n; k++)
 			{
 				int			i = cache->group_members[grp->first + k];
-				double		tp = cache->workloads[i].throughput;
-				double		plain = threads[i] / tp;
-				double		with_focus = (threads[i] + focus[i]) / tp;
 
 				g_threads[g] += threads[i];
 				g_focus[g] += focus[i];
-				if (k == 0 || plain < g_plain[g])
-					g_plain[g] = plain;
-				if (k == 0 || with_focus < g_min_focus[g])
-					g_min_focus[g] = with_focus;
 			}
+			group_mins(cache, threads, focus, g, 0, &g_plain[g], &g_min_focus[g]);
 		}
 		copy.threads = threads;
 		copy.focus_threads = focus;
@@ -171,6 +205,29 @@ allot_usage_cache(const WorkloadCache *cache)
 	if (read_at_signals != signals || read_for_cache != cache->generation)
 		read_copy(cache);
 	return &copy;
+}
+
+double
+allot_group_min_ratio(const WorkloadCache *cache, int g, double extra, bool with_focus)
+{
+	GroupMemo  *m = &memo[g];
+	double		plain,
+				focus;
+
+	if (extra == 0)
+		return with_focus ? copy.group_min_focus[g] : copy.group_min_plain[g];
+	for (int k = 0; k < m->n; k++)
+		if (m->extra[k] == extra)
+			return with_focus ? m->min_focus[k] : m->min_plain[k];
+	group_mins(cache, copy.threads, copy.focus_threads, g, extra, &plain, &focus);
+	if (m->n < MEMO_PER_GROUP)
+	{
+		m->extra[m->n] = extra;
+		m->min_plain[m->n] = plain;
+		m->min_focus[m->n] = focus;
+		m->n++;
+	}
+	return with_focus ? focus : plain;
 }
 
 PG_FUNCTION_INFO_V1(allot_usage_signal_trigger);

@@ -41,4 +41,12 @@ typedef struct UsageCache
  */
 extern const UsageCache *allot_usage_cache(const WorkloadCache *cache);
 
+/*
+ * The least (threads [+ focus_threads] + extra) / throughput over group g's
+ * members, in the copy allot_usage_cache last returned; extra: the
+ * requester's threads under allot.count_requester, else 0.
+ */
+extern double allot_group_min_ratio(const WorkloadCache *cache, int g, double extra,
+									bool with_focus);
+
 #endif							/* ALLOT_USAGE_CACHE_H */

@@ -4,7 +4,8 @@
  * without PostgreSQL.  Prints TAP.  Build and run: make -C test/unit.
  *
  * assign_workload adds its sums group by group, in another order than
- * allot_select, and finds the lowest ratio per group: the sums may differ
+ * allot_select, and finds the lowest ratio per group (with the requester's
+ * threads under count_requester): the sums may differ
  * from allot_select's by rounding.  What must hold on any farm: when the
  * sums say REPEAT_YES, allot_select repeats; when allot_select repeats, the
  * sums never say REPEAT_NO.  Farms on a bound (a quotient of exactly 3/4 or
@@ -33,13 +34,14 @@ static RepeatVerdict
 verdict_by_sums(const Candidate *c, int n, const int *engine_counts, int last,
 				const SelectionParams *p)
 {
-	RepeatSums	s = {0, 0, 0, 0};
+	double		requester = p->count_requester ? p->requester_threads : 0;
+	RepeatSums	s = {requester, 0, 0, 0};
 	bool		any = false;
 
 	for (int i = n - 1; i >= 0; i--)
 	{
 		double		count = p->balance_engines ? engine_counts[c[i].engine] : 1;
-		double		low = c[i].threads / c[i].throughput * count;
+		double		low = (c[i].threads + requester) / c[i].throughput * count;
 
 		s.sum_threads += c[i].threads;
 		s.sum_throughput += c[i].throughput / count;
@@ -50,7 +52,7 @@ verdict_by_sums(const Candidate *c, int n, const int *engine_counts, int last,
 	{
 		double		count = p->balance_engines ? engine_counts[c[last].engine] : 1;
 
-		s.last_ratio = c[last].threads / (c[last].throughput / count);
+		s.last_ratio = (c[last].threads + requester) / (c[last].throughput / count);
 	}
 	return allot_repeat_from_sums(&s, p);
 }
@@ -77,6 +79,8 @@ one_farm(bool steer)
 	p.balance_engines = draw(3) == 0;
 	p.repeat_threshold = 0.75;
 	p.repeat_upper = draw(2) ? 1.25 : 0;
+	p.count_requester = draw(2) == 0;
+	p.requester_threads = 1 + draw(16);
 	p.draw = allot_random_uniform(&rng);
 	memset(c, 0, sizeof(c));
 	for (int i = 0; i < n; i++)
@@ -94,6 +98,7 @@ one_farm(bool steer)
 		n = 2;
 		last = 1;
 		p.balance_engines = false;
+		p.count_requester = false;
 		c[0].throughput = c[1].throughput = tps[draw(12)];
 		c[0].threads = 3 * (1 + draw(5));
 		c[1].threads = c[0].threads / 3 * 5;
