@@ -669,8 +669,7 @@ repeat_by_sums(const WorkloadCache *cache, const UsageCache *usage, const GroupP
 		if (!gp->chosen[g])
 			continue;
 		count = params->balance_engines ? gp->engine_count[grp->engine] : 1;
-		sums.sum_threads += usage->group_threads[g] +
-			(with_focus ? usage->group_focus_threads[g] : 0);
+		sums.sum_threads += allot_group_threads(cache, g, with_focus);
 		sums.sum_throughput += grp->sum_throughput / count;
 		low = allot_group_min_ratio(cache, g, requester, with_focus) * count;
 		if (!any || low < sums.min_ratio)

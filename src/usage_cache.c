@@ -31,19 +31,24 @@ static MemoryContext usage_context = NULL;
 static UsageCache copy;
 
 /*
- * Each group's least ratio with the requester's threads added to every
- * member's (allot.count_requester): it depends on those threads, so it is
- * found on demand, and kept for a few thread counts per group.
+ * Each group's sums and least ratios, found when a request first needs them
+ * (one that repeats needs only its candidates' groups), kept with the copy.
+ * The least ratio with the requester's threads added to every member's
+ * (allot.count_requester) depends on those threads: it is kept for a few
+ * thread counts per group.
  */
 #define MEMO_PER_GROUP 4
-typedef struct GroupMemo
+typedef struct GroupStats
 {
-	int			n;
+	bool		summed;			/* the fields below are this copy's */
+	double		threads;		/* over the members */
+	double		focus_threads;
+	int			n;				/* least ratios kept, by extra threads */
 	double		extra[MEMO_PER_GROUP];
 	double		min_plain[MEMO_PER_GROUP];
 	double		min_focus[MEMO_PER_GROUP];
-} GroupMemo;
-static GroupMemo *memo;
+} GroupStats;
+static GroupStats *stats;
 
 /* The signal's relation as last looked up; InvalidOid: none yet. */
 static Oid	watched_relid = InvalidOid;
@@ -107,20 +112,17 @@ group_mins(const WorkloadCache *cache, const double *threads, const double *focu
 	}
 }
 
-/* Read every usage row into the copy, and each group's sums. */
+/* Read every usage row into the copy; the groups' stats come on demand. */
 static void
 read_copy(const WorkloadCache *cache)
 {
 	int			n = cache->n_workloads;
-	int			ng = cache->n_groups;
 	double	   *threads,
-			   *focus,
-			   *g_threads,
-			   *g_focus,
-			   *g_plain,
-			   *g_min_focus;
-	Snapshot	snap;
+			   *focus;
 	MemoryContext old;
+	uint64		at;
+	Snapshot	snap;
+	CopySink	sink;
 
 	if (usage_context == NULL)
 		usage_context = AllocSetContextCreate(TopMemoryContext, "allot usage copy",
@@ -131,51 +133,29 @@ read_copy(const WorkloadCache *cache)
 	old = MemoryContextSwitchTo(usage_context);
 	threads = palloc0(sizeof(double) * (n + 1));
 	focus = palloc0(sizeof(double) * (n + 1));
-	g_threads = palloc0(sizeof(double) * (ng + 1));
-	g_focus = palloc0(sizeof(double) * (ng + 1));
-	g_plain = palloc(sizeof(double) * (ng + 1));
-	g_min_focus = palloc(sizeof(double) * (ng + 1));
-	memo = palloc0(sizeof(GroupMemo) * (ng + 1));
+	stats = palloc0(sizeof(GroupStats) * (cache->n_groups + 1));
 	MemoryContextSwitchTo(old);
 
 	/* The count before the snapshot (see the top of this file). */
-	{
-		uint64		at = signals;
+	at = signals;
+	snap = allot_read_snapshot(true);
+	sink.cache = cache;
+	sink.threads = threads;
+	sink.focus = focus;
+	allot_visit_usage_rows(snap, copy_row, &sink);
+	UnregisterSnapshot(snap);
 
-		CopySink	sink = {cache, threads, focus};
+	copy.threads = threads;
+	copy.focus_threads = focus;
+	read_for_cache = cache->generation;
 
-		snap = allot_read_snapshot(true);
-		allot_visit_usage_rows(snap, copy_row, &sink);
-		UnregisterSnapshot(snap);
-
-		for (int g = 0; g < ng; g++)
-		{
-			const AssignGroup *grp = &cache->groups[g];
-
-			for (int k = 0; k < grp->n; k++)
-			{
-				int			i = cache->group_members[grp->first + k];
-
-				g_threads[g] += threads[i];
-				g_focus[g] += focus[i];
-			}
-			group_mins(cache, threads, focus, g, 0, &g_plain[g], &g_min_focus[g]);
-		}
-		copy.threads = threads;
-		copy.focus_threads = focus;
-		copy.group_threads = g_threads;
-		copy.group_focus_threads = g_focus;
-		copy.group_min_plain = g_plain;
-		copy.group_min_focus = g_min_focus;
-		read_for_cache = cache->generation;
-		/*
-		 * A read under a transaction's snapshot (REPEATABLE READ and above)
-		 * may miss what committed before its signal was counted: it serves
-		 * this request only.
-		 */
-		if (!IsolationUsesXactSnapshot())
-			read_at_signals = at;
-	}
+	/*
+	 * A read under a transaction's snapshot (REPEATABLE READ and above) may
+	 * miss what committed before its signal was counted: it serves this
+	 * request only.
+	 */
+	if (!IsolationUsesXactSnapshot())
+		read_at_signals = at;
 }
 
 const UsageCache *
@@ -207,25 +187,57 @@ allot_usage_cache(const WorkloadCache *cache)
 	return &copy;
 }
 
+/* Group g's stats in the current copy, its sums and plain least ratios. */
+static GroupStats *
+group_stats(const WorkloadCache *cache, int g)
+{
+	GroupStats *st = &stats[g];
+
+	if (!st->summed)
+	{
+		const AssignGroup *grp = &cache->groups[g];
+
+		for (int k = 0; k < grp->n; k++)
+		{
+			int			i = cache->group_members[grp->first + k];
+
+			st->threads += copy.threads[i];
+			st->focus_threads += copy.focus_threads[i];
+		}
+		st->extra[0] = 0;
+		group_mins(cache, copy.threads, copy.focus_threads, g, 0,
+				   &st->min_plain[0], &st->min_focus[0]);
+		st->n = 1;
+		st->summed = true;
+	}
+	return st;
+}
+
+double
+allot_group_threads(const WorkloadCache *cache, int g, bool with_focus)
+{
+	GroupStats *st = group_stats(cache, g);
+
+	return st->threads + (with_focus ? st->focus_threads : 0);
+}
+
 double
 allot_group_min_ratio(const WorkloadCache *cache, int g, double extra, bool with_focus)
 {
-	GroupMemo  *m = &memo[g];
+	GroupStats *st = group_stats(cache, g);
 	double		plain,
 				focus;
 
-	if (extra == 0)
-		return with_focus ? copy.group_min_focus[g] : copy.group_min_plain[g];
-	for (int k = 0; k < m->n; k++)
-		if (m->extra[k] == extra)
-			return with_focus ? m->min_focus[k] : m->min_plain[k];
+	for (int k = 0; k < st->n; k++)
+		if (st->extra[k] == extra)
+			return with_focus ? st->min_focus[k] : st->min_plain[k];
 	group_mins(cache, copy.threads, copy.focus_threads, g, extra, &plain, &focus);
-	if (m->n < MEMO_PER_GROUP)
+	if (st->n < MEMO_PER_GROUP)
 	{
-		m->extra[m->n] = extra;
-		m->min_plain[m->n] = plain;
-		m->min_focus[m->n] = focus;
-		m->n++;
+		st->extra[st->n] = extra;
+		st->min_plain[st->n] = plain;
+		st->min_focus[st->n] = focus;
+		st->n++;
 	}
 	return with_focus ? focus : plain;
 }

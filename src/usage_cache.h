@@ -5,13 +5,13 @@
  * A repeat request used to read every usage row of its candidates, while
  * on a farm in service the rows change only when a host switches or a
  * lapsed assignment is swept.  So a backend keeps the rows, by the
- * workload cache's index, with each group's sums (workload_cache.h), and
- * reads them again only after a change: a statement trigger on
- * allot.workload_usage queues a relcache invalidation of an empty table,
- * allot.workload_usage_signal, which nobody opens (so nobody rebuilds its
- * relcache entry); PostgreSQL delivers it to every backend when the change
- * commits, and to the changing backend at once, as it does the workload
- * cache's.  A copy read before an invalidation arrived is stale.
+ * workload cache's index, with each group's sums (workload_cache.h) as
+ * requests need them, and reads them again only after a change: a
+ * statement trigger on allot.workload_usage queues a relcache
+ * invalidation of an empty table, allot.workload_usage_signal, which
+ * nobody opens (so nobody rebuilds its relcache entry); PostgreSQL
+ * delivers it to every backend when the change commits, and to the
+ * changing backend at once, as it does the workload cache's.  A copy read before an invalidation arrived is stale.
  *
  * Lapsed assignments not swept yet, and the requester's own, are not in
  * the copy: a request subtracts them itself (assignment_usage.c).
@@ -26,12 +26,6 @@ typedef struct UsageCache
 	/* per assignment workload (the workload cache's index) */
 	const double *threads;		/* counted threads of hosts not focus-assigned */
 	const double *focus_threads;	/* of focus-assigned hosts */
-	/* per group (WorkloadCache.groups): over its members */
-	const double *group_threads;
-	const double *group_focus_threads;
-	const double *group_min_plain;	/* least threads / throughput */
-	const double *group_min_focus;	/* least (threads + focus_threads) /
-									 * throughput */
 } UsageCache;
 
 /*
@@ -42,10 +36,13 @@ typedef struct UsageCache
 extern const UsageCache *allot_usage_cache(const WorkloadCache *cache);
 
 /*
- * The least (threads [+ focus_threads] + extra) / throughput over group g's
- * members, in the copy allot_usage_cache last returned; extra: the
- * requester's threads under allot.count_requester, else 0.
+ * Over group g's members (WorkloadCache.groups), in the copy
+ * allot_usage_cache last returned: their counted threads (with the focus
+ * threads, or without), and their least (threads [+ focus_threads] +
+ * extra) / throughput, extra being the requester's threads under
+ * allot.count_requester, else 0.  Found on first use, kept with the copy.
  */
+extern double allot_group_threads(const WorkloadCache *cache, int g, bool with_focus);
 extern double allot_group_min_ratio(const WorkloadCache *cache, int g, double extra,
 									bool with_focus);
 

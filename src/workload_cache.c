@@ -231,7 +231,32 @@ find_id(const IdIndex *idx, int n, int64 id)
 int
 allot_find_workload(const WorkloadCache *c, int64_t id)
 {
+	if (c->dense != NULL)
+		return id >= c->dense_lo && id - c->dense_lo < c->dense_n ? c->dense[id - c->dense_lo] : -1;
 	return find_id(c->workloads_by_id, c->n_workloads, id);
+}
+
+/*
+ * Workload ids are an identity's, mostly dense: then a lookup (every usage
+ * row a request reads) is an array index, where the ids span at most four
+ * times as many as there are workloads.
+ */
+static void
+build_dense_index(void)
+{
+	int64		lo,
+				hi;
+
+	allot_workload_id_range(&cache, false, &lo, &hi);
+	if (lo > hi || hi - lo >= (int64) 4 * cache.n_workloads + 64)
+		return;
+	cache.dense_lo = lo;
+	cache.dense_n = (int) (hi - lo + 1);
+	cache.dense = palloc(sizeof(int) * cache.dense_n);
+	for (int i = 0; i < cache.dense_n; i++)
+		cache.dense[i] = -1;
+	for (int i = 0; i < cache.n_workloads; i++)
+		cache.dense[cache.workloads[i].id - lo] = i;
 }
 
 void
@@ -650,6 +675,7 @@ cache_build(void)
 		for (int i = 0; i < cache.n_workloads; i++)
 			ids[i] = cache.workloads[i].id;
 		cache.workloads_by_id = id_index(ids, cache.n_workloads);
+		build_dense_index();
 		for (int i = 0; i < cache.n_job_workloads; i++)
 			ids[i] = cache.job_workloads[i].id;
 		cache.job_workloads_by_id = id_index(ids, cache.n_job_workloads);

@@ -111,6 +111,11 @@ typedef struct WorkloadCache
 
 	/* Lookups by id (allot_find_*): (id, index) pairs sorted by id. */
 	struct IdIndex *workloads_by_id;
+	/* ... and for the assignment workloads, when their ids are dense enough,
+	 * the index by id - dense_lo (-1: none), NULL otherwise */
+	int64_t		dense_lo;
+	int			dense_n;
+	int		   *dense;
 	struct IdIndex *apps_by_id;
 	struct IdIndex *versions_by_id;
 	struct IdIndex *job_workloads_by_id;
