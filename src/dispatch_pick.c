@@ -61,14 +61,16 @@ prepare_plans(void)
 	 * The workload's oldest unsent job after the last one this request took
 	 * that host $3 never had (BOINC's one result per host: a host that
 	 * errored, aborted, lost or let time out a job, or was found invalid,
-	 * never gets it again; every sending that ended has a report).  A job
-	 * with no report costs one probe of the reports' key.
+	 * never gets it again; every sending that ended has a report).  Each
+	 * job looked at costs one probe of the reports' key: OFFSET 0 keeps the
+	 * test a subplan run per job, where the planner would otherwise make an
+	 * anti-join of it, which, in a generic plan, reads every report.
 	 */
 	take_plan = allot_prepare(
 							  "SELECT j.id, j.predicted_app_units FROM allot.job j"
 							  " WHERE j.workload_id = $1 AND j.state = 'unsent' AND j.id > $2"
 							  "   AND NOT EXISTS (SELECT FROM allot.job_report r"
-							  "                    WHERE r.job_id = j.id AND r.host_id = $3)"
+							  "                    WHERE r.job_id = j.id AND r.host_id = $3 OFFSET 0)"
 							  " ORDER BY j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED",
 							  3, take_args);
 }
