@@ -47,31 +47,13 @@ my $started = time;
 
 # ---------------------------------------------------------------------------
 # The database: allot, the front end's login (allot_web and its own schema,
-# nothing else) and an operator's login.
-my $node = PostgreSQL::Test::Cluster->new('boinc');
-$node->init;
-$node->start;
+# nothing else), an operator's login, and the app (BoincTest::database).
+my $node = BoincTest::database('boinc');
 sub sql { return $node->safe_psql('postgres', $_[0]); }
-sql(q{
-CREATE EXTENSION allot;
-CREATE ROLE boinc_web LOGIN IN ROLE allot_web;
-CREATE SCHEMA boinc AUTHORIZATION boinc_web;
-CREATE ROLE farm_admin LOGIN IN ROLE allot_admin;
-});
 is( sql(q{SELECT string_agg(b.rolname, ',' ORDER BY b.rolname) FROM pg_auth_members m
             JOIN pg_roles b ON b.oid = m.roleid WHERE m.member = 'boinc_web'::regrole})
 	  . ' ' . sql(q{SELECT rolsuper FROM pg_roles WHERE rolname = 'boinc_web'}),
 	'allot_web f', 'the front end logs in as a member of allot_web only, no superuser');
-
-# The app: 2.5e11 FLOPs per app unit, so a job is worth
-# 2.5e11 / 4.32e11 = 0.578704 credits, and takes 250 s by estimate on the
-# client's 1 GFLOPS (it skips its benchmarks).
-sql(q{
-INSERT INTO allot.app (id, name, est_flops_per_au) VALUES (1, 'lines', 2.5e11);
-INSERT INTO allot.app_version (id, app_id, platform, resource, ncpus) VALUES (1, 1, 'x86_64-pc-linux-gnu', 'cpu', 1);
-INSERT INTO allot.workload (id, name, engine, app_id, throughput, delay_bound)
-VALUES (1, 'lines', 'lines', 1, 1000, '1 day');
-});
 
 # ---------------------------------------------------------------------------
 # The front end and the app, in a work directory.

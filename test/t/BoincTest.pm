@@ -18,6 +18,7 @@ use File::Path qw(make_path);
 use IPC::Run ();
 use JSON::PP;
 use POSIX ();
+use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(sleep time);
@@ -55,6 +56,31 @@ sub stop_pid
 	kill 'KILL', $pid;
 	waitpid $pid, 0;
 	return undef;
+}
+
+# database(NAME): a started cluster with allot, the front end's login
+# (boinc_web: a member of allot_web that owns schema boinc, nothing more),
+# an operator's (farm_admin, allot_admin), and the tests' app: "lines",
+# 2.5e11 FLOPs per app unit, so a job is worth 2.5e11 / 4.32e11 = 0.578704
+# credits and takes 250 s by estimate on a client's 1 GFLOPS (it skips its
+# benchmarks); one CPU version; workload 1, a delay bound of a day.
+sub database
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->start;
+	$node->safe_psql('postgres', q{
+CREATE EXTENSION allot;
+CREATE ROLE boinc_web LOGIN IN ROLE allot_web;
+CREATE SCHEMA boinc AUTHORIZATION boinc_web;
+CREATE ROLE farm_admin LOGIN IN ROLE allot_admin;
+INSERT INTO allot.app (id, name, est_flops_per_au) VALUES (1, 'lines', 2.5e11);
+INSERT INTO allot.app_version (id, app_id, platform, resource, ncpus) VALUES (1, 1, 'x86_64-pc-linux-gnu', 'cpu', 1);
+INSERT INTO allot.workload (id, name, engine, app_id, throughput, delay_bound)
+VALUES (1, 'lines', 'lines', 1, 1000, '1 day');
+});
+	return $node;
 }
 
 sub tool
@@ -221,10 +247,12 @@ sub start_server
 
 sub server_log { return slurp($_[0]{server_log}); }
 
-# client(NAME, ncpus => N, attach => KEY): a client's directory, set up:
-# no benchmarks, small buffers, logging every scheduler operation, file
-# transfer and task; started in the namespace (attached to the front end
-# with KEY when given).  Returns its directory; its log is DIR.log.
+# client(NAME, ncpus => N, attach => KEY, gui_rpc_port => PORT): a
+# client's directory, set up: no benchmarks, small buffers, logging every
+# scheduler operation, file transfer and task; started in the namespace
+# (attached to the front end with KEY when given; answering boinccmd on
+# PORT, so that clients can share the namespace).  Returns its directory;
+# its log is DIR.log.
 sub client
 {
 	my ($self, $name, %opt) = @_;
@@ -243,7 +271,9 @@ sub client
 </global_preferences>
 });
 	my @attach = $opt{attach} ? ('--attach_project', $self->{url}, $opt{attach}) : ();
-	$self->spawn($name, "$dir.log", {}, $self->in_ns, $self->{tool}{boinc}, '--dir', $dir, @attach);
+	my @port = $opt{gui_rpc_port} ? ('--gui_rpc_port', $opt{gui_rpc_port}) : ();
+	$self->{boinccmd_host}{$dir} = [ '--host', "127.0.0.1:$opt{gui_rpc_port}" ] if $opt{gui_rpc_port};
+	$self->spawn($name, "$dir.log", {}, $self->in_ns, $self->{tool}{boinc}, '--dir', $dir, @port, @attach);
 	return $dir;
 }
 
@@ -252,7 +282,7 @@ sub boinccmd
 {
 	my ($self, $dir, @args) = @_;
 	wait_for(20, sub { -s "$dir/gui_rpc_auth.cfg" });
-	my ($out) = $self->run_cmd({}, $self->in_ns, $self->{tool}{boinccmd}, '--passwd',
+	my ($out) = $self->run_cmd({}, $self->in_ns, $self->{tool}{boinccmd}, @{ $self->{boinccmd_host}{$dir} // [] }, '--passwd',
 		slurp("$dir/gui_rpc_auth.cfg") =~ s/\s+$//r, @args);
 	return $out;
 }
