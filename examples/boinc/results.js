@@ -135,23 +135,23 @@ function makeResults(db, config) {
     const holds = (name) => listed.has(name) || reported.has(name);
     const lost = [];
     const superseded = [];
-    const aborts = [];
+    const alive = new Set();   // names of the host's sendings allot has in progress
     const abortsIfNotStarted = [];
     for (const row of open) {
       const job = inProgress.get(String(row.job_id));
       if (job === undefined || (row.sending !== null && job.sending !== row.sending)) {
         superseded.push(row);
-      } else if (!holds(row.name)) {
+        continue;
+      }
+      alive.add(row.name);
+      if (!holds(row.name)) {
         // A list cut short (limits.maxHeld) proves nothing lost.
         if (held.listed && held.complete) lost.push(row);
       } else if (listed.has(row.name) && job.deadline < new Date()) {
         abortsIfNotStarted.push(row.name);
       }
     }
-    const alive = new Set(open.filter((row) => !superseded.includes(row)).map((row) => row.name));
-    for (const name of held.others) {
-      if (!alive.has(name) && aborts.length < limits.maxResults) aborts.push(name);
-    }
+    const aborts = held.others.filter((name) => !alive.has(name)).slice(0, limits.maxResults);
 
     const dead = [];
     for (const row of lost) {

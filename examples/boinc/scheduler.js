@@ -232,8 +232,9 @@ function makeScheduler(db, results, config) {
     const asked = request === null ? 'nothing' : JSON.stringify(request);
     const statuses = outcome.reply ? JSON.stringify(outcome.reply.resources) : '-';
     const how = h.created ? ' (new host)' : h.reattached ? ' (host attached again)' : '';
+    const stops = [...aborts, ...abortsIfNotStarted.map((name) => `${name} (if not started)`)];
     log(`${tag} scheduler request${how}: ${r.results.length} reported, ${acks.length} acked, ` +
-        `${r.held.others.length} listed, aborts ${[...aborts, ...abortsIfNotStarted].join(' ') || 'none'}; asked ${asked}; allot: ${statuses}; sent ` +
+        `${r.held.others.length} listed, aborts ${stops.join(' ') || 'none'}; asked ${asked}; allot: ${statuses}; sent ` +
         `${outcome.sent.map((s) => `job ${s.job.job_id} as ${s.name} (est ${s.job.est_secs.toFixed(1)} s)`).join(', ') || 'nothing'}; ` +
         `request_delay ${d.requestDelay ?? '-'}, next_rpc_delay ${d.nextRpcDelay ?? '-'}; ` +
         `host credit ${mine.total_credit.toFixed(6)}, user credit ${userTotal.toFixed(6)}`);
