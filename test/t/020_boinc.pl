@@ -199,6 +199,7 @@ is( sql(qq{SELECT string_agg(j.id || ' ' || j.state || ' ' || r.outcome, ', ' OR
 like(sql("SELECT detail FROM boinc.result WHERE job_id = $job{j2}"),
 	qr/^output ${j2_output} differs: 16893 bytes md5 [0-9a-f]{32}, the client has 16893 bytes md5 \Q${\ md5_hex(expected_output(1000))}\E$/,
 	'why j2 is an error: the stored output\'s MD5 is not the one the client reported');
+ok(!-e "$data/upload/$job{j2}", 'and its output is deleted: only a success\'s outputs are kept');
 for ([ j1 => 1000 ], [ j3 => 2000 ])
 {
 	my ($j, $n) = @$_;
