@@ -457,16 +457,9 @@ for my $path ('download/../keys/code_sign_private.pem', 'download/%2e%2e%2fkeys%
 $r = http('GET', 'download/lines_100_x86_64-pc-linux-gnu', undef);
 is(md5_hex($r->[1]), md5_hex(slurp("$fe/app/lines")), 'GET of the app: its bytes');
 
-my $upload = sub {
-	my ($name, $data_bytes) = @_;
-	return http('POST', 'file_upload_handler', "<data_server_request>\n<core_client_major_version>7</core_client_major_version>\n"
-		  . "<file_upload>\n<file_info>\n<name>$name</name>\n</file_info>\n<nbytes>"
-		  . length($data_bytes) . "</nbytes>\n<md5_cksum>" . md5_hex($data_bytes)
-		  . "</md5_cksum>\n<offset>0</offset>\n<data>\n$data_bytes");
-};
 for my $name ('../../keys/code_sign_private.pem', 'nothing_issued_0', $result{ $job{j1} } . '_0')
 {
-	$r = $upload->($name, 'x' x 100);
+	$r = $bt->upload($name, 'x' x 100);
 	like($r->[1], qr{<status>-1</status>}, "an upload to $name is refused for good");
 }
 is(md5_hex(slurp("$data/upload/$job{j1}/1/$result{$job{j1}}_0")), md5_hex(expected_output(1000)),

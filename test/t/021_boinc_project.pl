@@ -409,48 +409,58 @@ my ($claimed) = $r->[1] =~ m{<hostid>([0-9]+)</hostid>};
 ok($claimed && $claimed != $hA && $claimed != $hB, "bob's client naming A's host_cpid gets a new host ($claimed)");
 is(sql("SELECT account_id FROM boinc.host WHERE host_id = $hA"), $alice, 'A stays alice\'s');
 
-# A host of Bob's that takes a job and uploads its output, then is taken
-# back by the operator: aborted at its next request, its upload deleted.
-(my $ask = $claim) =~ s{<host_cpid>[0-9a-f]*</host_cpid>}{<host_cpid>feedfacefeedfacefeedfacefeedface</host_cpid>};
-$ask =~ s{<dont_send_work>1</dont_send_work>}{<dont_send_work>0</dont_send_work>};
-$ask =~ s{<cpu_req_secs>[^<]*</cpu_req_secs>}{<cpu_req_secs>10</cpu_req_secs>};
+# Hosts the test speaks for, over HTTP: bob's, each its own host_cpid.
+# ask(CPID, HOST, LISTED, EXTRA): a request of that host (0: a new one),
+# asking for 10 s of work, listing LISTED (result names) in
+# <other_results>, with EXTRA (reports) before its end; the reply.
+sub ask
+{
+	my ($cpid, $host, $listed, $extra) = @_;
+	(my $req = $claim) =~ s{<host_cpid>[0-9a-f]*</host_cpid>}{<host_cpid>$cpid</host_cpid>};
+	$req =~ s{<hostid>[0-9]+</hostid>}{<hostid>$host</hostid>};
+	$req =~ s{<dont_send_work>1</dont_send_work>}{<dont_send_work>0</dont_send_work>};
+	$req =~ s{<cpu_req_secs>[^<]*</cpu_req_secs>}{<cpu_req_secs>10</cpu_req_secs>};
+	my $others = join '', map { "<other_result><name>$_</name></other_result>" } @$listed;
+	$req =~ s{<other_results>.*?</other_results>}{<other_results>$others</other_results>}s;
+	$req =~ s{<result>.*</result>}{}s;    # bob's client's own reports
+	$req =~ s{</scheduler_request>}{${\ ($extra // '')}</scheduler_request>};
+	return $bt->http('POST', 'scheduler', $req)->[1];
+}
+# A new host of CPID, sent job J as sending S: (host id, result name).
+sub new_host
+{
+	my ($cpid, $job, $sending) = @_;
+	my $reply = ask($cpid, 0, []);
+	my ($id) = $reply =~ m{<hostid>([0-9]+)</hostid>};
+	my ($name) = $reply =~ m{<result>\n<name>(job${job}_${sending}_[0-9a-f]+)</name>};
+	return ($id, $name);
+}
+
+# A host that takes a job and uploads its output, then is taken back by
+# the operator: aborted at its next request, its upload deleted.
 $job{q} = submit('--lines 2');
-$r = $bt->http('POST', 'scheduler', $ask);
-my ($hC) = $r->[1] =~ m{<hostid>([0-9]+)</hostid>};
-my ($q_name) = $r->[1] =~ m{<result>\n<name>(job$job{q}_1_[0-9a-f]+)</name>};
+my ($hC, $q_name) = new_host('feedfacefeedfacefeedfacefeedface', $job{q}, 1);
 ok($hC && $q_name, "a host C ($hC) of bob's is sent q as $q_name");
-my $bytes = "output of q\n";
-$r = $bt->http('POST', 'file_upload_handler', "<data_server_request>\n<core_client_major_version>7</core_client_major_version>\n"
-	  . "<file_upload>\n<file_info>\n<name>${q_name}_0</name>\n</file_info>\n<nbytes>" . length($bytes)
-	  . "</nbytes>\n<md5_cksum>" . md5_hex($bytes) . "</md5_cksum>\n<offset>0</offset>\n<data>\n$bytes");
+$bt->upload("${q_name}_0", "output of q\n");
 ok(-e "$data/upload/$job{q}/1/${q_name}_0", 'C uploads its output');
 is(sql("SELECT allot.requeue_job($job{q}) ->> 'was'"), 'in_progress', 'the operator requeues q');
-($ask = $ask) =~ s{<hostid>0</hostid>}{<hostid>$hC</hostid>};
-$ask =~ s{<other_results>.*?</other_results>}{<other_results><other_result><name>$q_name</name></other_result></other_results>}s;
-$r = $bt->http('POST', 'scheduler', $ask);
-like($r->[1], qr{<result_abort>\n<name>\Q$q_name\E</name>\n</result_abort>}, 'C, listing q, is told to abort it');
+like(ask('feedfacefeedfacefeedfacefeedface', $hC, [$q_name]), qr{<result_abort>\n<name>\Q$q_name\E</name>\n</result_abort>},
+	'C, listing q, is told to abort it');
 is(sendings($job{q}), "$hC:1:superseded", 'its sending is closed as superseded');
 ok(!-e "$data/upload/$job{q}/1", 'and its upload deleted');
 
 # A host that vanishes: q, requeued, goes to D, which uploads part of its
 # output and is never heard of again; admin.js sweep closes its sending.
-$ask =~ s{<other_results>.*?</other_results>}{<other_results></other_results>}s;
-$ask =~ s{<hostid>[0-9]+</hostid>}{<hostid>0</hostid>};
-$ask =~ s{<host_cpid>[0-9a-f]*</host_cpid>}{<host_cpid>deadbeefdeadbeefdeadbeefdeadbeef</host_cpid>};
-$r = $bt->http('POST', 'scheduler', $ask);
-my ($hD) = $r->[1] =~ m{<hostid>([0-9]+)</hostid>};
-my ($q2_name) = $r->[1] =~ m{<result>\n<name>(job$job{q}_2_[0-9a-f]+)</name>};
+my ($hD, $q2_name) = new_host('deadbeefdeadbeefdeadbeefdeadbeef', $job{q}, 2);
 ok($hD && $q2_name, "a host D ($hD) is sent q as sending 2: $q2_name");
 make_path("$data/upload/$job{q}/2");
 PostgreSQL::Test::Utils::append_to_file("$data/upload/$job{q}/2/${q2_name}_0", 'partial');
 # Past its deadline, not yet timed out: a copy that runs may still count.
 sql("UPDATE allot.job SET deadline = now() - interval '1 minute' WHERE id = $job{q}");
-$ask =~ s{<hostid>0</hostid>}{<hostid>$hD</hostid>};
-$ask =~ s{<other_results></other_results>}{<other_results><other_result><name>$q2_name</name></other_result></other_results>};
-$r = $bt->http('POST', 'scheduler', $ask);
-like($r->[1], qr{<result_abort_if_not_started>\n<name>\Q$q2_name\E</name>\n</result_abort_if_not_started>},
+my $reply = ask('deadbeefdeadbeefdeadbeefdeadbeef', $hD, [$q2_name]);
+like($reply, qr{<result_abort_if_not_started>\n<name>\Q$q2_name\E</name>\n</result_abort_if_not_started>},
 	'D, listing q past its deadline, is told to abort it if it has not started');
-unlike($r->[1], qr{<result_abort>}, 'not outright');
+unlike($reply, qr{<result_abort>}, 'not outright');
 is(sendings($job{q}), "$hC:1:superseded $hD:2:open", 'its sending stays open');
 sql("UPDATE allot.job SET max_total_results = 1 WHERE id = $job{q}");
 is(sql("SELECT allot.time_out_host($hD)"), '1', 'D times out, and is never heard of again');
@@ -467,24 +477,14 @@ is(sql("SELECT (SELECT count(*) FROM allot.host WHERE id = $hC) || ' ' || (SELEC
           || ' ' || (SELECT host_id FROM boinc.result WHERE name = '$q_name')"), "0 0 $hB", 'C is gone; its result is B\'s');
 
 # A forged output, reported as a success and found invalid: deleted.
-$ask =~ s{<hostid>[0-9]+</hostid>}{<hostid>0</hostid>};
-$ask =~ s{<host_cpid>[0-9a-f]*</host_cpid>}{<host_cpid>0badc0de0badc0de0badc0de0badc0de</host_cpid>};
-$ask =~ s{<other_results>.*?</other_results>}{<other_results></other_results>}s;
 $job{f} = submit('--lines 1');
-$r = $bt->http('POST', 'scheduler', $ask);
-my ($hE) = $r->[1] =~ m{<hostid>([0-9]+)</hostid>};
-my ($f_name) = $r->[1] =~ m{<result>\n<name>(job$job{f}_1_[0-9a-f]+)</name>};
+my ($hE, $f_name) = new_host('0badc0de0badc0de0badc0de0badc0de', $job{f}, 1);
 ok($hE && $f_name, "a host E ($hE) is sent f");
 my $forged = "forged\n";
-$bt->http('POST', 'file_upload_handler', "<data_server_request>\n<core_client_major_version>7</core_client_major_version>\n"
-	  . "<file_upload>\n<file_info>\n<name>${f_name}_0</name>\n</file_info>\n<nbytes>" . length($forged)
-	  . "</nbytes>\n<md5_cksum>" . md5_hex($forged) . "</md5_cksum>\n<offset>0</offset>\n<data>\n$forged");
-$ask =~ s{<hostid>0</hostid>}{<hostid>$hE</hostid>};
-$ask =~ s{<dont_send_work>0</dont_send_work>}{<dont_send_work>1</dont_send_work>};
-$ask =~ s{</scheduler_request>}{<result><name>$f_name</name><final_elapsed_time>1</final_elapsed_time><exit_status>0</exit_status>
-<state>5</state><file_info><name>${f_name}_0</name><nbytes>7</nbytes><md5_cksum>${\ md5_hex($forged)}</md5_cksum></file_info></result>
-</scheduler_request>};
-$bt->http('POST', 'scheduler', $ask);
+$bt->upload("${f_name}_0", $forged);
+ask('0badc0de0badc0de0badc0de0badc0de', $hE, [], "<result><name>$f_name</name><final_elapsed_time>1</final_elapsed_time>
+<exit_status>0</exit_status><state>5</state><file_info><name>${f_name}_0</name><nbytes>7</nbytes>
+<md5_cksum>${\ md5_hex($forged)}</md5_cksum></file_info></result>");
 is(sendings($job{f}), "$hE:1:success", 'E reports it as a success');
 my $check = "$work/no-forgeries";
 PostgreSQL::Test::Utils::append_to_file($check, "#!/bin/sh\n! grep -q forged \"\$@\"\n");

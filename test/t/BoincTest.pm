@@ -12,6 +12,7 @@ package BoincTest;
 
 use strict;
 use warnings FATAL => 'all';
+use Digest::MD5 ();
 use Exporter 'import';
 use File::Copy qw(copy);
 use File::Path qw(make_path);
@@ -302,6 +303,17 @@ sub http
 	IPC::Run::run([ $self->in_ns, $^X, '-e', $http_client, $method, "$self->{url}$path" ],
 		'<', \($body // ''), '>', \$out, '2>', \$err, IPC::Run::timeout(30));
 	return eval { decode_json($out) } // [ 0, "$out$err" ];
+}
+
+# upload(NAME, BYTES): an upload of file NAME, all of it, as a client
+# sends it; [status, content].
+sub upload
+{
+	my ($self, $name, $bytes) = @_;
+	return $self->http('POST', 'file_upload_handler',
+		"<data_server_request>\n<core_client_major_version>7</core_client_major_version>\n"
+		  . "<file_upload>\n<file_info>\n<name>$name</name>\n</file_info>\n<nbytes>" . length($bytes)
+		  . "</nbytes>\n<md5_cksum>" . Digest::MD5::md5_hex($bytes) . "</md5_cksum>\n<offset>0</offset>\n<data>\n$bytes");
 }
 
 # show_log(TITLE, FILE, FILTER): the lines of FILE that match, for the log.
