@@ -11,10 +11,15 @@
 //   node admin.js submit --workload ID [--count N] [--app-units X] [--command-line TEXT]
 //                                               add jobs to a job workload
 //   node admin.js validate [--check PROGRAM]    the validator: mark reported jobs valid or not
+//   node admin.js sweep                         close the sendings allot moved on from whose
+//                                               hosts have not asked since; delete their uploads
+//   node admin.js merge-hosts KEEP GONE         host GONE is host KEEP come back under a new id:
+//                                               allot.merge_host, and the front end's rows
 //
-// Schedule `node admin.js validate` beside the pg_cron transitioner (cron,
-// a systemd timer): it marks jobs valid, and the next run_transitioner
-// grants their credit.
+// Schedule `node admin.js validate` and `node admin.js sweep` beside the
+// pg_cron transitioner (cron, a systemd timer): validate marks jobs valid,
+// and the next run_transitioner grants their credit; sweep deletes what
+// hosts that vanished uploaded of jobs that timed out.
 
 const crypto = require('node:crypto');
 const { execFile } = require('node:child_process');
@@ -23,6 +28,8 @@ const path = require('node:path');
 const { Client } = require('pg');
 const files = require('./files');
 const signing = require('./signing');
+const { newKey, keyHash } = require('./accounts');
+const { makeResults } = require('./results');
 
 const dataDir = path.resolve(process.env.DATA_DIR || 'data');
 
@@ -80,10 +87,14 @@ const commands = {
 
   async 'add-account'([name, ...rest]) {
     if (!name || rest.length) throw new UsageError('usage: add-account NAME');
-    const authenticator = crypto.randomBytes(16).toString('hex');
-    const hash = crypto.createHash('sha256').update(authenticator, 'utf8').digest();
-    const id = await withDb(async (db) => (await db.query(
-      'INSERT INTO boinc.account (name, authenticator_sha256) VALUES ($1, $2) RETURNING id', [name, hash])).rows[0].id);
+    const authenticator = newKey();
+    const id = await withDb(async (db) => transaction(db, async () => {
+      const { rows } = await db.query(
+        "INSERT INTO boinc.account (name) VALUES (allot.check_name('user name', $1)) RETURNING id", [name]);
+      await db.query('INSERT INTO boinc.account_key (key_sha256, account_id) VALUES ($1, $2)',
+        [keyHash(authenticator), rows[0].id]);
+      return rows[0].id;
+    }));
     console.log(`account ${id} (${name}); its authenticator, shown only now:`);
     console.log(authenticator);
   },
@@ -149,16 +160,18 @@ const commands = {
     const o = options(args, ['check']);
     await withDb(async (db) => {
       const { rows } = await db.query(
-        `SELECT j.id AS job_id, r.name AS result,
+        `SELECT j.id AS job_id, r.sending, r.name AS result,
                 array_agg(o.name ORDER BY o.name) AS names, array_agg(o.nbytes ORDER BY o.name) AS sizes,
                 array_agg(o.md5 ORDER BY o.name) AS md5s
            FROM allot.job j
            JOIN boinc.result r ON r.job_id = j.id AND r.host_id = j.host_id AND r.outcome = 'success'
+                              AND (r.sending IS NULL OR r.sending = j.sending)
            JOIN boinc.output_file o ON o.result_name = r.name
           WHERE j.state = 'done' AND j.validated IS NULL
           GROUP BY j.id, r.name ORDER BY j.id LIMIT 10000`);
+      const { discard } = makeResults(db, { dataDir, log: console.log, limits: {} });
       for (const job of rows) {
-        const paths = job.names.map((n) => files.uploadPath(dataDir, job.job_id, n));
+        const paths = job.names.map((n) => files.uploadPath(dataDir, job, n));
         let why = null;
         for (let i = 0; i < paths.length && why === null; i++) {
           const have = await files.fileDigest(paths[i]);
@@ -171,17 +184,70 @@ const commands = {
               resolve(err ? `${o.check} says no: ${(stderr || err.message).trim().slice(0, 200)}` : null));
           });
         }
-        await db.query('SELECT allot.validate_job($1, $2)', [job.job_id, why === null]);
+        await transaction(db, async () => {
+          await db.query('SELECT allot.validate_job($1, $2)', [job.job_id, why === null]);
+          if (why !== null) {
+            await db.query("UPDATE boinc.result SET outcome = 'invalid', detail = $2 WHERE name = $1", [job.result, why]);
+          }
+        });
+        // An invalid result's outputs go with it: the job is sent again.
+        if (why !== null) await discard([{ name: job.result, job_id: job.job_id, sending: job.sending }]);
         console.log(`job ${job.job_id} (${job.result}): ${why === null ? 'valid' : `invalid: ${why}`}`);
       }
       console.log(`${rows.length} job(s) validated`);
     });
   },
+
+  // Sendings the front end has not closed that allot has moved on from
+  // (timed out, requeued), found by their host's next request, or here
+  // when it never comes.
+  async sweep(args) {
+    if (args.length) throw new UsageError('usage: sweep');
+    await withDb(async (db) => {
+      const { rows } = await db.query(
+        `UPDATE boinc.result r
+            SET reported_at = now(), outcome = 'superseded',
+                detail = 'allot no longer has it in progress on this host (timed out or requeued); swept'
+          WHERE r.outcome IS NULL
+            AND NOT EXISTS (SELECT FROM allot.job j
+                             WHERE j.id = r.job_id AND j.state = 'in_progress' AND j.host_id = r.host_id
+                               AND j.sending = coalesce(r.sending, j.sending))
+          RETURNING r.name, r.job_id, r.sending`);
+      await makeResults(db, { dataDir, log: console.log, limits: {} }).discard(rows);
+      for (const r of rows) console.log(`${r.name}: superseded, its uploads deleted`);
+      console.log(`${rows.length} sending(s) swept`);
+    });
+  },
+
+  // allot.merge_host and the front end's rows, in one transaction: the
+  // results of GONE become KEEP's, and GONE's row goes.  Both hosts must be
+  // one account's.
+  async 'merge-hosts'(args) {
+    if (args.length !== 2) throw new UsageError('usage: merge-hosts KEEP GONE');
+    const [keep, gone] = args.map((a, i) => positiveInt(a, i === 0 ? 'KEEP' : 'GONE'));
+    await withDb(async (db) => transaction(db, async () => {
+      const { rows } = await db.query(
+        'SELECT host_id, account_id FROM boinc.host WHERE host_id IN ($1, $2) ORDER BY host_id FOR UPDATE', [keep, gone]);
+      const owner = new Map(rows.map((r) => [String(r.host_id), String(r.account_id)]));
+      for (const id of [keep, gone]) if (!owner.has(id)) throw new UsageError(`the front end has no host ${id}`);
+      if (owner.get(keep) !== owner.get(gone)) {
+        throw new UsageError(`host ${keep} is account ${owner.get(keep)}'s and host ${gone} account ${owner.get(gone)}'s: not merged`);
+      }
+      const { rows: [{ merged }] } = await db.query('SELECT allot.merge_host($1, $2) AS merged', [keep, gone]);
+      const moved = await db.query('UPDATE boinc.result SET host_id = $1 WHERE host_id = $2', [keep, gone]);
+      await db.query(
+        `UPDATE boinc.host k SET last_rpc_at = greatest(k.last_rpc_at, g.last_rpc_at)
+           FROM boinc.host g WHERE k.host_id = $1 AND g.host_id = $2`, [keep, gone]);
+      await db.query('DELETE FROM boinc.host WHERE host_id = $1', [gone]);
+      console.log(`host ${gone} merged into host ${keep}: ${merged.jobs} job(s) and ${merged.reports} report(s) in allot, ` +
+                  `${moved.rowCount} result(s) in the front end`);
+    }));
+  },
 };
 
 const [command, ...args] = process.argv.slice(2);
 if (!Object.hasOwn(commands, command ?? '')) {
-  console.error('usage: node admin.js setup | add-account NAME | add-app-version ... | submit ... | validate [--check PROGRAM]');
+  console.error('usage: node admin.js setup | add-account NAME | add-app-version ... | submit ... | validate [--check PROGRAM] | sweep | merge-hosts KEEP GONE');
   process.exit(2);
 }
 commands[command](args).catch((err) => {

@@ -1,9 +1,13 @@
 'use strict';
 // Files: downloads of app executables, and the upload handler of output
 // files.  Every path is built from a name that matched FILE_NAME (letters,
-// digits, "_.-", no leading dot) and a job id from the database, and opened
-// without following symbolic links: nothing a client sends can leave the
-// two directories.
+// digits, "_.-", no leading dot) and a job id and sending from the
+// database, and opened without following symbolic links: nothing a client
+// sends can leave the two directories.
+//
+// A sending's outputs go to upload/JOB_ID/SENDING/, so that two sendings of
+// a job never share a directory; a result sent before sendings were
+// numbered (issue 21) has its outputs in upload/JOB_ID/.
 
 const crypto = require('node:crypto');
 const fs = require('node:fs');
@@ -18,11 +22,34 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_NOFOLLOW } = fs.constants;
 const downloadDir = (dataDir) => path.join(dataDir, 'download');
 const uploadDir = (dataDir) => path.join(dataDir, 'upload');
 
-function uploadPath(dataDir, jobId, name) {
-  if (!/^[1-9][0-9]{0,18}$/.test(String(jobId)) || !FILE_NAME.test(name)) {
-    throw new Error(`bad upload path for job ${jobId}, file ${name}`);
+const ID = /^[1-9][0-9]{0,18}$/;
+
+// The directory of a result's outputs; result is {job_id, sending}.
+function resultDir(dataDir, result) {
+  const { job_id: jobId, sending } = result;
+  if (!ID.test(String(jobId)) || !(sending === null || ID.test(String(sending)))) {
+    throw new Error(`bad upload directory for job ${jobId}, sending ${sending}`);
   }
-  return path.join(uploadDir(dataDir), String(jobId), name);
+  return path.join(uploadDir(dataDir), String(jobId), sending === null ? '' : String(sending));
+}
+
+function uploadPath(dataDir, result, name) {
+  if (!FILE_NAME.test(name)) throw new Error(`bad upload file name ${JSON.stringify(name)}`);
+  return path.join(resultDir(dataDir, result), name);
+}
+
+// Delete the uploads of a sending that is over without a success: its
+// files, then its directory and its job's if they are left empty.
+async function removeUploads(dataDir, result, names) {
+  for (const name of names) await fsp.rm(uploadPath(dataDir, result, name), { force: true });
+  const dirs = [resultDir(dataDir, result), path.join(uploadDir(dataDir), String(result.job_id))];
+  for (const dir of result.sending === null ? dirs.slice(1) : dirs) {
+    try {
+      await fsp.rmdir(dir);
+    } catch (err) {
+      if (!['ENOENT', 'ENOTEMPTY', 'EEXIST'].includes(err.code)) throw err;
+    }
+  }
 }
 
 // Size and MD5 of a regular file, or null when there is none.
@@ -143,8 +170,10 @@ function parseUploadHeader(text, hasData) {
   return { name, nbytes, offset };
 }
 
-// Where an output file may be uploaded: a file of a result not reported
-// yet.  lookup(name) answers {jobId, maxNbytes, reported} or null.
+// Where an output file may be uploaded: a file of a sending that allot
+// still has in progress on its host, and that is not reported yet.
+// lookup(name) answers {result: {job_id, sending}, maxNbytes, reported,
+// alive} or null.
 async function upload(req, res, { dataDir, lookup, log }) {
   // Read until "<data>\n" or the end of the body, at most HEADER_MAX bytes.
   let head = Buffer.alloc(0);
@@ -183,7 +212,16 @@ async function upload(req, res, { dataDir, lookup, log }) {
     if (!ended) req.resume();
     return uploadReply(res, -1, { message: `${name} was already reported` });
   }
-  const file = uploadPath(dataDir, target.jobId, name);
+  const file = uploadPath(dataDir, target.result, name);
+  if (!target.alive) {
+    // A sending allot has moved on from: its report will be refused, so its
+    // outputs are not wanted (and what came of them goes).
+    if (!ended) req.resume();
+    await fsp.rm(file, { force: true });
+    const { job_id: job, sending } = target.result;
+    log(`upload: ${name} refused: sending ${sending ?? '?'} of job ${job} is no longer in progress on its host`);
+    return uploadReply(res, -1, { message: `${name} is no longer wanted: its sending is over (timed out or taken back)` });
+  }
 
   if (header.probe !== undefined) {
     let size = 0;
@@ -246,4 +284,4 @@ async function upload(req, res, { dataDir, lookup, log }) {
   return uploadReply(res, 0);
 }
 
-module.exports = { download, upload, uploadPath, fileDigest, downloadDir, uploadDir, FILE_NAME, MD5 };
+module.exports = { download, upload, uploadPath, removeUploads, fileDigest, downloadDir, uploadDir, FILE_NAME, MD5 };

@@ -106,7 +106,7 @@ function reports(req, limits) {
   const out = [];
   for (const r of list(req, 'result')) {
     if (!isNode(r)) throw new BadRequest('<result> is malformed');
-    if (out.length === limits.maxResults) break;   // the rest come in the next request
+    if (out.length === limits.maxResults) break;   // the rest come in the next request (held, below)
     const fileInfos = list(r, 'file_info').map((f) => {
       if (!isNode(f)) throw new BadRequest('<file_info> of a result is malformed');
       return {
@@ -126,6 +126,32 @@ function reports(req, limits) {
   return out;
 }
 
+// The results the client still holds: those it lists in <other_results>
+// (jobs not finished) and those it reports, at most limits.maxHeld names
+// in all.  {listed: whether it sent the list at all, complete: whether every
+// name fitted, others: the names listed, reported: the names reported}.  A
+// name that could not be one the front end gave is left out: it cannot be
+// a sending of this project.
+function held(req, limits) {
+  const seen = new Set();
+  let complete = true;
+  const names = (nodes) => nodes.flatMap((node) => {
+    const name = isNode(node) && typeof node.name === 'string' ? node.name : null;
+    if (name === null || !RESULT_NAME.test(name) || seen.has(name)) return [];
+    if (seen.size === limits.maxHeld) {
+      complete = false;
+      return [];
+    }
+    seen.add(name);
+    return [name];
+  });
+  const reported = names(list(req, 'result'));
+  const block = one(req, 'other_results');
+  if (block !== undefined && block !== '' && !isNode(block)) throw new BadRequest('<other_results> is malformed');
+  const others = isNode(block) ? names(list(block, 'other_result')) : [];
+  return { listed: block !== undefined, complete, others, reported };
+}
+
 function readRequest(doc, limits) {
   const req = doc.scheduler_request;
   if (!isNode(req)) throw new BadRequest('no <scheduler_request>');
@@ -138,6 +164,7 @@ function readRequest(doc, limits) {
     rpcSeqno: integer(req, 'rpc_seqno', { min: 0, max: 1e15, fallback: 0 }),
     platform: text(req, 'platform_name', { max: 64, pattern: PLATFORM, required: true }),
     dontSendWork: integer(req, 'dont_send_work', { min: 0, max: 1, fallback: 0 }) === 1,
+    allowMultipleClients: integer(req, 'allow_multiple_clients', { min: 0, max: 1, fallback: 0 }) === 1,
     hasKey: one(req, 'code_sign_key') !== undefined,
     work: {
       legacySecs: number(req, 'work_req_seconds', { ...SECS, fallback: 0 }),
@@ -159,6 +186,7 @@ function readRequest(doc, limits) {
     },
     coprocs: coprocessors(req, limits),
     results: reports(req, limits),
+    held: held(req, limits),
   };
 }
 

@@ -1,7 +1,8 @@
 'use strict';
 // A BOINC project served by allot: the master page, the scheduler, file
-// downloads and the upload handler, in one process over one connection
-// pool.  Settings come from the environment:
+// downloads and the upload handler, the pages volunteers' tools call, the
+// statistics exports and the farm's status page, in one process over one
+// connection pool.  Settings come from the environment:
 //
 //   PORT=8081 HOST=127.0.0.1 URL=http://boinc.example.org/ DATA_DIR=/srv/boinc \
 //   PROJECT_NAME='My project' PGDATABASE=farm PGUSER=boinc_web node server.js
@@ -18,10 +19,17 @@ const path = require('node:path');
 const { Pool } = require('pg');
 const { makeDb, Unavailable } = require('./db');
 const { makeScheduler } = require('./scheduler');
+const { makeAccounts } = require('./accounts');
+const { makeResults } = require('./results');
+const { makeWebRpc } = require('./web_rpc');
+const { makePages, PageError } = require('./pages');
+const { makeStats } = require('./stats');
 const files = require('./files');
 const intake = require('./intake');
 const signing = require('./signing');
 const xml = require('./xml');
+// The farm's status page (GET /status) is examples/web's.
+const status = require('../web/status');
 
 function envInt(name, fallback) {
   const text = process.env[name];
@@ -48,6 +56,7 @@ const shutdownGraceMs = envInt('SHUTDOWN_GRACE_MS', 10000);
 
 const limits = {
   maxResults: envInt('MAX_RESULTS_PER_REQUEST', 200),
+  maxHeld: envInt('MAX_HELD_RESULTS', 20000),
   maxCoprocs: 64,
   maxRequestDelay: envInt('MAX_REQUEST_DELAY', 60),
   maxNextRpcDelay: envInt('MAX_NEXT_RPC_DELAY', 86400),
@@ -74,7 +83,27 @@ const pool = new Pool({
 pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
 const db = makeDb(pool, log);
 const parser = intake.makeParser({ parseMs: envInt('PARSE_TIMEOUT_MS', 5000) });
-const scheduler = makeScheduler(db, { baseUrl, projectName, dataDir, codeSignKey, limits, log, parser });
+const config = { baseUrl, projectName, dataDir, codeSignKey, limits, log, parser };
+const accounts = makeAccounts(db, { maxKeys: envInt('MAX_KEYS_PER_ACCOUNT', 20), scryptAtOnce: 2 });
+const results = makeResults(db, config);
+const scheduler = makeScheduler(db, results, config);
+const webRpc = makeWebRpc(db, accounts, {
+  ...config,
+  accountCreation: (process.env.ACCOUNT_CREATION || 'closed') === 'open',
+  passwordTries: envInt('PASSWORD_TRIES_PER_MINUTE', 10),
+});
+const pages = makePages(db, config);
+const stats = makeStats(db, { ...config, maxAgeSecs: envInt('STATS_MAX_AGE', 3600) });
+// The farm's status page when STATUS_PGUSER is set (examples/web/status.js);
+// a bad STATUS_* setting stops the server, as a bad number does.
+const statusPage = (() => {
+  try {
+    return status.fromEnv(process.env, log);
+  } catch (err) {
+    console.error(err.message);
+    return process.exit(2);
+  }
+})();
 
 // The master page: clients look in it, line by line, for the scheduler.
 const masterPage = `<!DOCTYPE html>
@@ -111,7 +140,7 @@ async function schedule(req, res) {
     throw new HttpError(400, 'the request body was cut off');
   });
   const who = intake.sender(pre);
-  const acct = who === null ? null : await scheduler.identify(who.authenticator);
+  const acct = who === null ? null : await accounts.identify(who.authenticator);
   if (acct === null) {
     intake.discard(req, pre, maxRequestBytes);
     log(who === null
@@ -143,17 +172,21 @@ async function schedule(req, res) {
   }
 }
 
-const uploadTarget = async (name) => {
-  const { rows } = await db.query(
-    `SELECT o.job_id, o.max_nbytes, r.reported_at IS NOT NULL AS reported
-       FROM boinc.output_file o JOIN boinc.result r ON r.name = o.result_name WHERE o.name = $1`, [name]);
-  return rows[0] ? { jobId: rows[0].job_id, maxNbytes: Number(rows[0].max_nbytes), reported: rows[0].reported } : null;
-};
-
 let closing = false;
+
+// The pages that answer GET with a query (web_rpc.js, pages.js).
+const queryPages = {
+  '/get_project_config.php': () => webRpc.projectConfig().then((body) => ({ type: 'text/xml', body })),
+  '/lookup_account.php': (req, params) => webRpc.lookupAccount(req, params).then((body) => ({ type: 'text/xml', body })),
+  '/create_account.php': (req, params) => webRpc.createAccount(req, params).then((body) => ({ type: 'text/xml', body })),
+  '/server_status.php': (req, params) => pages.serverStatus(params),
+  '/show_user.php': (req, params) => pages.showUser(params),
+  '/show_host_detail.php': (req, params) => pages.showHost(params),
+};
 
 async function handle(req, res) {
   const started = process.hrtime.bigint();
+  // Only the path is logged: a query may hold a password's hash.
   const urlPath = req.url.split('?', 1)[0];
   try {
     if (closing) res.setHeader('Connection', 'close');
@@ -173,7 +206,14 @@ async function handle(req, res) {
       await files.download(req, res, dataDir, decodeURIComponent(urlPath.slice('/download/'.length)));
     } else if (urlPath === '/file_upload_handler') {
       route(['POST']);
-      await files.upload(req, res, { dataDir, lookup: uploadTarget, log });
+      await files.upload(req, res, { dataDir, lookup: results.uploadTarget, log });
+    } else if (Object.hasOwn(queryPages, urlPath)) {
+      route(['GET']);
+      const { type, body } = await queryPages[urlPath](req, new URL(req.url, 'http://query.invalid').searchParams);
+      send(res, 200, type, body, { 'Content-Security-Policy': "default-src 'none'", 'X-Content-Type-Options': 'nosniff' });
+    } else if (urlPath.startsWith('/stats/')) {
+      route(['GET', 'HEAD']);
+      if (!await stats.serve(req, res, urlPath.slice('/stats/'.length))) throw new HttpError(404, 'no such file');
     } else {
       throw new HttpError(404, 'no such page');
     }
@@ -181,11 +221,15 @@ async function handle(req, res) {
     let status = 500;
     let headers = {};
     if (err instanceof HttpError) ({ status, headers } = err);
+    else if (err instanceof PageError) status = err.status;
     else if (err instanceof Unavailable) status = 503;
     else if (err instanceof URIError) status = 404;
     else log(`internal error on ${req.method} ${urlPath}: ${err.stack ?? err}`);
     if (res.headersSent) res.destroy();
-    else send(res, status, 'text/plain', `${err instanceof HttpError ? err.message : http.STATUS_CODES[status]}\n`, headers);
+    else {
+      const told = err instanceof HttpError || err instanceof PageError;
+      send(res, status, 'text/plain', `${told ? err.message : http.STATUS_CODES[status]}\n`, headers);
+    }
   }
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   log(`${req.method} ${urlPath.slice(0, 200)} ${res.statusCode} ${ms.toFixed(1)} ms`);
@@ -194,7 +238,8 @@ async function handle(req, res) {
 async function start() {
   // The front end's own tables, created by the login that owns schema boinc.
   await pool.query(fs.readFileSync(path.join(__dirname, 'schema.sql'), 'utf8'));
-  const server = http.createServer({ requestTimeout: 120000, headersTimeout: 10000 }, handle);
+  const server = http.createServer({ requestTimeout: 120000, headersTimeout: 10000 },
+    statusPage ? statusPage.wrap(handle) : handle);
   server.on('error', (err) => {
     console.error(`cannot serve on ${host}:${port}: ${err.message}`);
     process.exit(1);
@@ -209,7 +254,7 @@ async function start() {
     log(`${signal}: no new connections; finishing requests in flight`);
     server.close(async () => {
       parser.close();
-      await pool.end();
+      await Promise.all([pool.end(), statusPage?.end()]);
       log('stopped');
       process.exit(0);
     });

@@ -31,8 +31,10 @@
 use strict;
 use warnings;
 use Digest::MD5 qw(md5_hex);
-use File::Copy qw(copy);
 use File::Path qw(make_path);
+use FindBin;
+use lib $FindBin::RealBin;
+use BoincTest qw(slurp show_log);
 use IPC::Run ();
 use JSON::PP;
 use POSIX ();
@@ -43,97 +45,25 @@ use Time::HiRes qw(sleep time);
 
 my $started = time;
 
-# A file's contents, or '' while it does not exist.
-sub slurp { my ($f) = @_; return -e $f ? PostgreSQL::Test::Utils::slurp_file($f) : ''; }
-
-# ---------------------------------------------------------------------------
-# Tools: installed by scripts/common.sh (APT_PACKAGES, ensure_node).
-sub tool
-{
-	my ($name) = @_;
-	for my $dir (split(/:/, $ENV{PATH} // ''), '/usr/sbin', '/sbin', '/usr/bin')
-	{
-		return "$dir/$name" if -x "$dir/$name";
-	}
-	return undef;
-}
-my %tool;
-for my $name (qw(boinc boinccmd unshare nsenter ip node npm make cc))
-{
-	$tool{$name} = tool($name);
-	ok($tool{$name}, "$name is installed") or BAIL_OUT("$name is missing: run scripts/test.sh, which installs it");
-}
-
 # ---------------------------------------------------------------------------
 # The database: allot, the front end's login (allot_web and its own schema,
-# nothing else) and an operator's login.
-my $node = PostgreSQL::Test::Cluster->new('boinc');
-$node->init;
-$node->start;
+# nothing else), an operator's login, and the app (BoincTest::database).
+my $node = BoincTest::database('boinc');
 sub sql { return $node->safe_psql('postgres', $_[0]); }
-sql(q{
-CREATE EXTENSION allot;
-CREATE ROLE boinc_web LOGIN IN ROLE allot_web;
-CREATE SCHEMA boinc AUTHORIZATION boinc_web;
-CREATE ROLE farm_admin LOGIN IN ROLE allot_admin;
-});
 is( sql(q{SELECT string_agg(b.rolname, ',' ORDER BY b.rolname) FROM pg_auth_members m
             JOIN pg_roles b ON b.oid = m.roleid WHERE m.member = 'boinc_web'::regrole})
 	  . ' ' . sql(q{SELECT rolsuper FROM pg_roles WHERE rolname = 'boinc_web'}),
 	'allot_web f', 'the front end logs in as a member of allot_web only, no superuser');
 
-# The app: 2.5e11 FLOPs per app unit, so a job is worth
-# 2.5e11 / 4.32e11 = 0.578704 credits, and takes 250 s by estimate on the
-# client's 1 GFLOPS (it skips its benchmarks).
-sql(q{
-INSERT INTO allot.app (id, name, est_flops_per_au) VALUES (1, 'lines', 2.5e11);
-INSERT INTO allot.app_version (id, app_id, platform, resource, ncpus) VALUES (1, 1, 'x86_64-pc-linux-gnu', 'cpu', 1);
-INSERT INTO allot.workload (id, name, engine, app_id, throughput, delay_bound)
-VALUES (1, 'lines', 'lines', 1, 1000, '1 day');
-});
-
 # ---------------------------------------------------------------------------
 # The front end and the app, in a work directory.
 my $work = PostgreSQL::Test::Utils::tempdir('boinc');
-my $src = "$ENV{TESTDIR}/../examples/boinc";
-my $fe = "$work/frontend";
-make_path("$fe/app");
-for my $f ((map { s{^\Q$src\E/}{}r } glob("$src/*.js")),
-	qw(package.json package-lock.json schema.sql app/lines.c app/Makefile))
-{
-	copy("$src/$f", "$fe/$f") or die "copy $src/$f: $!";
-}
-if (-d "$src/node_modules")
-{
-	symlink("$src/node_modules", "$fe/node_modules") or die "symlink: $!";
-	note "using the node_modules of $src";
-}
-else
-{
-	ok(run_log([ $tool{npm}, 'ci', '--no-audit', '--no-fund' ], init => sub { chdir $fe or die $! }),
-		'npm ci installs the front end\'s packages from package-lock.json');
-}
-ok(run_log([ $tool{make}, '-C', "$fe/app" ]), 'the app builds against libboinc-app-dev');
-
-my $data = "$work/data";
-my %pg = (PGHOST => $node->host, PGPORT => $node->port, PGDATABASE => 'postgres');
-
-# run_cmd(ENV, CMD...): output (stdout and stderr) and success of CMD.
-sub run_cmd
-{
-	my ($env, @cmd) = @_;
-	my ($out, $err) = ('', '');
-	local @ENV{ keys %$env } = values %$env;
-	my $ok = IPC::Run::run(\@cmd, '<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout(120));
-	return ($out . $err, $ok);
-}
-sub admin
-{
-	my ($out, $ok) = run_cmd({ %pg, PGUSER => 'farm_admin', DATA_DIR => $data },
-		$tool{node}, "$fe/admin.js", @_);
-	note "node admin.js @_\n$out";
-	return ($out, $ok);
-}
+my $bt = BoincTest->new(node => $node, work => $work);
+my %tool = %{ $bt->tools };
+my $fe = $bt->install;
+my $data = $bt->data;
+sub run_cmd { return $bt->run_cmd(@_); }
+sub admin { return $bt->admin(@_); }
 
 my ($out, $ok) = admin('setup');
 ok($ok && -s "$data/keys/code_sign_private.pem", 'admin.js setup makes the code signing key');
@@ -143,73 +73,13 @@ is(sprintf('%o', (stat "$data/keys/code_sign_private.pem")[2] & 0777), '600',
 sub expected_output { my $n = shift; return join '', map { "line $_ of $n\n" } 1 .. $n; }
 
 # ---------------------------------------------------------------------------
-# The network namespace: a holder process owns it; the front end, the
-# client and boinccmd enter it.  (A user namespace comes with it, so that
-# this works as the cluster's user; as root the same commands work too.)
-my (%pid, $holder);
-END
-{
-	local $?;
-	# the client and the server first, the namespace's holder last
-	for my $name (qw(client server holder))
-	{
-		my $p = $pid{$name} or next;
-		kill 'TERM', $p;
-		my $deadline = time + 10;
-		sleep 0.1 while time < $deadline && waitpid($p, POSIX::WNOHANG) == 0;
-		if (waitpid($p, POSIX::WNOHANG) == 0)
-		{
-			kill 'KILL', $p;
-			waitpid $p, 0;
-		}
-	}
-}
-
-sub spawn
-{
-	my ($name, $log, $env, @cmd) = @_;
-	my $p = fork() // die "fork: $!";
-	if ($p == 0)
-	{
-		@ENV{ keys %$env } = values %$env;
-		open STDOUT, '>>', $log or POSIX::_exit(126);
-		open STDERR, '>&', \*STDOUT or POSIX::_exit(126);
-		open STDIN, '<', '/dev/null' or POSIX::_exit(126);
-		exec @cmd or POSIX::_exit(127);
-	}
-	$pid{$name} = $p;
-	return $p;
-}
-
-my $ready = "$work/netns-ready";
-spawn('holder', "$work/holder.log", {}, $tool{unshare}, '--user', '--map-root-user', '--net', '--',
-	'/bin/sh', '-c', qq{"$tool{ip}" link set lo up && touch "$ready" && exec sleep 600});
-{
-	my $deadline = time + 20;
-	sleep 0.05 while !-e $ready && time < $deadline;
-	ok(-e $ready, 'a network namespace with only loopback is up') or BAIL_OUT(slurp("$work/holder.log"));
-}
-my @in_ns = ($tool{nsenter}, '--target', $pid{holder}, '--user', '--net', '--preserve-credentials', '--');
-($out) = run_cmd({}, @in_ns, $tool{ip}, '-brief', 'link');
-like($out, qr/^lo\s+UNKNOWN/m, 'inside it: the loopback interface, up');
-unlike($out, qr/^(?!lo\s)\S/m, 'and no other interface');
-
-# The front end, in the namespace.
-# Any port will do: nothing else listens in the namespace.
-my $port = 8000 + int(rand(1000));
-my $url = "http://127.0.0.1:$port/";
+# The network namespace, and the front end in it.  Any port will do:
+# nothing else listens in the namespace.
+$bt->netns;
+my @in_ns = $bt->in_ns;
+my $url = $bt->start_server(8000 + int(rand(1000)),
+	PROJECT_NAME => 'allot test project', MAX_REQUEST_DELAY => 3, MAX_REQUEST_BYTES => 16777216);
 my $server_log = "$work/server.log";
-spawn('server', $server_log,
-	{ %pg, PGUSER => 'boinc_web', PORT => $port, HOST => '127.0.0.1', DATA_DIR => $data,
-	  PROJECT_NAME => 'allot test project', MAX_REQUEST_DELAY => 3, MAX_REQUEST_BYTES => 16777216 },
-	@in_ns, $tool{node}, "$fe/server.js");
-{
-	my $deadline = time + 30;
-	sleep 0.1 while slurp($server_log) !~ /serving/ && time < $deadline
-	  && waitpid($pid{server}, POSIX::WNOHANG) == 0;
-	like(slurp($server_log), qr/serving allot test project at \Q$url\E/, "the front end serves $url")
-	  or BAIL_OUT(slurp($server_log));
-}
 
 # The operator's part, now that the front end has made its tables.
 ($out, $ok) = admin('add-account', 'alice');
@@ -234,21 +104,8 @@ for ([ j1 => '--lines 1000' ], [ j2 => "--lines 1000 --wait-for $flag" ], [ j3 =
 sql("UPDATE allot.job SET max_error_results = 0 WHERE id = $job{j2}");
 # The client, in the namespace: one CPU, no benchmarks, small buffers,
 # logging every scheduler operation and file transfer.
-my $client = "$work/client";
-make_path($client);
-PostgreSQL::Test::Utils::append_to_file("$client/cc_config.xml", q{<cc_config>
-<log_flags><sched_op_debug/><file_xfer_debug/><task_debug/></log_flags>
-<options><skip_cpu_benchmarks/><no_info_fetch/><dont_contact_ref_site/><no_gpus/><ncpus>1</ncpus></options>
-</cc_config>
-});
-PostgreSQL::Test::Utils::append_to_file("$client/global_prefs_override.xml", q{<global_preferences>
-<suspend_cpu_usage>0</suspend_cpu_usage><run_if_user_active>1</run_if_user_active>
-<run_on_batteries>1</run_on_batteries><work_buf_min_days>0.001</work_buf_min_days>
-<work_buf_additional_days>0</work_buf_additional_days>
-</global_preferences>
-});
-my $client_log = "$work/client.log";
-spawn('client', $client_log, {}, @in_ns, $tool{boinc}, '--dir', $client, '--attach_project', $url, $auth);
+my $client = $bt->client('client', ncpus => 1, attach => $auth);
+my $client_log = "$client.log";
 
 # ---------------------------------------------------------------------------
 # Wait for the cycle.  When j2 is sent, put junk where its output will be
@@ -264,7 +121,7 @@ my ($j2_output, $j2_deadline);
 	my $deadline = time + 150;
 	while (time < $deadline && !$acked->())
 	{
-		die 'the client exited: ' . slurp($client_log) if waitpid($pid{client}, POSIX::WNOHANG) != 0;
+		die 'the client exited: ' . slurp($client_log) if waitpid($bt->pid('client'), POSIX::WNOHANG) != 0;
 		if (!$j2_output)
 		{
 			$j2_output = sql("SELECT name FROM boinc.output_file WHERE job_id = $job{j2}");
@@ -280,8 +137,8 @@ my ($j2_output, $j2_deadline);
 					  =~ m{<result>\s*<name>\Q$j2_name\E</name>.*?<report_deadline>([0-9.]+)</report_deadline>}s;
 					sleep 0.2 unless $j2_deadline;
 				}
-				make_path("$data/upload/$job{j2}");
-				PostgreSQL::Test::Utils::append_to_file("$data/upload/$job{j2}/$j2_output", $junk);
+				make_path("$data/upload/$job{j2}/1");
+				PostgreSQL::Test::Utils::append_to_file("$data/upload/$job{j2}/1/$j2_output", $junk);
 				PostgreSQL::Test::Utils::append_to_file($flag, '');
 				note sprintf('%.1f s: j2 was sent; 4096 bytes of junk put at its upload, then the flag', time - $started);
 			}
@@ -342,6 +199,7 @@ is( sql(qq{SELECT string_agg(j.id || ' ' || j.state || ' ' || r.outcome, ', ' OR
 like(sql("SELECT detail FROM boinc.result WHERE job_id = $job{j2}"),
 	qr/^output ${j2_output} differs: 16893 bytes md5 [0-9a-f]{32}, the client has 16893 bytes md5 \Q${\ md5_hex(expected_output(1000))}\E$/,
 	'why j2 is an error: the stored output\'s MD5 is not the one the client reported');
+ok(!-e "$data/upload/$job{j2}", 'and its output is deleted: only a success\'s outputs are kept');
 for ([ j1 => 1000 ], [ j3 => 2000 ])
 {
 	my ($j, $n) = @$_;
@@ -349,7 +207,7 @@ for ([ j1 => 1000 ], [ j3 => 2000 ])
 	is( sql("SELECT nbytes || ' ' || md5 FROM boinc.output_file WHERE job_id = $job{$j}"),
 		length($expect) . ' ' . md5_hex($expect),
 		"${j}'s output was checked at its report: the size and MD5 of $n lines, as the app writes them");
-	is(slurp("$data/upload/$job{$j}/$result{$job{$j}}_0"), $expect, "${j}'s output is in its job's directory");
+	is(slurp("$data/upload/$job{$j}/1/$result{$job{$j}}_0"), $expect, "${j}'s output is in its sending's directory");
 }
 is(sql('SELECT count(*) FROM allot.job_report'), '3', 'allot kept one report per job');
 is( sql("SELECT os || ' ' || threads || ' ' || cpu_flops || ' ' || (registered_at IS NOT NULL)
@@ -371,12 +229,7 @@ is(sql("SELECT count(*) FROM allot.job WHERE id = $job{j2} AND credit IS NOT NUL
 
 # One more scheduler request (as a volunteer's "Update" button does) brings
 # the credit to the client.
-sub boinccmd
-{
-	my ($out) = run_cmd({}, @in_ns, $tool{boinccmd}, '--passwd',
-		slurp("$client/gui_rpc_auth.cfg") =~ s/\s+$//r, @_);
-	return $out;
-}
+sub boinccmd { return $bt->boinccmd($client, @_); }
 boinccmd('--project', $url, 'update');
 my $status = '';
 {
@@ -389,13 +242,6 @@ my $status = '';
 	}
 }
 # The whole cycle, for the log: the front end's side and the client's.
-sub show_log
-{
-	my ($title, $file, $filter) = @_;
-	my @lines = grep { $_ =~ $filter } split /\n/, slurp($file);
-	note "----- $title -----\n" . join("\n", @lines);
-	return;
-}
 show_log('front end (examples/boinc/server.js)', $server_log, qr/./);
 show_log('client (boinc --dir ... --attach_project)', $client_log,
 	qr/Scheduler request|Sending scheduler|Reporting|Requesting new tasks|got ack|Started download|Finished download|Starting task|Computation for task|Started upload|Finished upload|parsing upload response|upload_offset|file_size|requested delay|Deferring|Project requested|work request|estimated total|signature|md5|error|Error/i);
@@ -413,22 +259,7 @@ ok(abs($client_avg - $allot_avg) < 1e-3 * $allot_avg && $allot_avg > 0,
 
 # ---------------------------------------------------------------------------
 # Hostile requests, through the same HTTP server, from inside the namespace.
-# http(METHOD, PATH, BODY): [status, content].
-my $http_client = q{
-use HTTP::Tiny; use JSON::PP;
-local $/; my $body = <STDIN>;
-my ($method, $url) = @ARGV;
-my $r = HTTP::Tiny->new(timeout => 20)->request($method, $url, { content => $body });
-print encode_json([$r->{status}, $r->{content}]);
-};
-sub http
-{
-	my ($method, $path, $body) = @_;
-	my ($out, $err) = ('', '');
-	IPC::Run::run([ @in_ns, $^X, '-e', $http_client, $method, "$url$path" ],
-		'<', \($body // ''), '>', \$out, '2>', \$err, IPC::Run::timeout(30));
-	return eval { decode_json($out) } // [ 0, "$out$err" ];
-}
+sub http { return $bt->http(@_); }
 
 sub unescape { return $_[0] =~ s/&lt;/</gr =~ s/&gt;/>/gr =~ s/&quot;/"/gr =~ s/&amp;/&/gr; }
 
@@ -562,6 +393,7 @@ is( sql(q{SELECT md5(string_agg(t, ';' ORDER BY t)) FROM (
 # coprocessor is registered and its GPU request reaches allot, which has no
 # GPU version of the app.
 (my $gpu = $request) =~ s{<hostid>[0-9]+</hostid>}{<hostid>0</hostid>};
+$gpu =~ s{<host_cpid>[0-9a-f]*</host_cpid>}{<host_cpid>0123456789abcdef0123456789abcdef</host_cpid>};    # another machine
 $gpu =~ s{</scheduler_request>}{<coprocs>
 <coproc_cuda><count>2</count><name>GeForce</name><available_ram>8e9</available_ram><have_cuda>1</have_cuda>
 <have_opencl>0</have_opencl><req_secs>3600</req_secs><req_instances>2</req_instances>
@@ -625,19 +457,12 @@ for my $path ('download/../keys/code_sign_private.pem', 'download/%2e%2e%2fkeys%
 $r = http('GET', 'download/lines_100_x86_64-pc-linux-gnu', undef);
 is(md5_hex($r->[1]), md5_hex(slurp("$fe/app/lines")), 'GET of the app: its bytes');
 
-my $upload = sub {
-	my ($name, $data_bytes) = @_;
-	return http('POST', 'file_upload_handler', "<data_server_request>\n<core_client_major_version>7</core_client_major_version>\n"
-		  . "<file_upload>\n<file_info>\n<name>$name</name>\n</file_info>\n<nbytes>"
-		  . length($data_bytes) . "</nbytes>\n<md5_cksum>" . md5_hex($data_bytes)
-		  . "</md5_cksum>\n<offset>0</offset>\n<data>\n$data_bytes");
-};
 for my $name ('../../keys/code_sign_private.pem', 'nothing_issued_0', $result{ $job{j1} } . '_0')
 {
-	$r = $upload->($name, 'x' x 100);
+	$r = $bt->upload($name, 'x' x 100);
 	like($r->[1], qr{<status>-1</status>}, "an upload to $name is refused for good");
 }
-is(md5_hex(slurp("$data/upload/$job{j1}/$result{$job{j1}}_0")), md5_hex(expected_output(1000)),
+is(md5_hex(slurp("$data/upload/$job{j1}/1/$result{$job{j1}}_0")), md5_hex(expected_output(1000)),
 	'and j1\'s reported output is untouched');
 $r = http('POST', 'file_upload_handler', "<data_server_request>\n<get_file_size>../../keys/code_sign_private.pem</get_file_size>\n</data_server_request>\n");
 like($r->[1], qr{<status>-1</status>}, 'a size probe of a path is refused');
@@ -646,12 +471,7 @@ like($r->[1], qr{<status>-1</status>}, 'a size probe of a path is refused');
 # Stop: the client and the front end by PID (SIGTERM: both finish cleanly).
 for my $name (qw(client server))
 {
-	kill 'TERM', $pid{$name};
-	my $deadline = time + 20;
-	my $reaped = 0;
-	sleep 0.1 while time < $deadline && ($reaped = waitpid($pid{$name}, POSIX::WNOHANG)) == 0;
-	is($reaped == $pid{$name} ? $? >> 8 : 'still running', 0, "the $name exits with status 0 on SIGTERM");
-	delete $pid{$name} if $reaped == $pid{$name};
+	is($bt->stop($name), 0, "the $name exits with status 0 on SIGTERM");
 }
 like(slurp($server_log), qr/SIGTERM: no new connections.*\bstopped\n\z/s, 'the front end finished and stopped');
 is(sql('SELECT count(*) FROM allot.check_invariants()'), '0', 'check_invariants() is empty');

@@ -1,0 +1,507 @@
+# A BOINC project that volunteers and operators can live with (issue 21):
+# two real clients at once, Debian's unmodified boinc-client, against the
+# example front end (examples/boinc) over allot, in a network namespace of
+# their own (BoincTest.pm).
+#
+#   A  3 CPUs, alice's;  B  2 CPUs, bob's: accounts made by
+#      `boinccmd --create_account` after `--get_project_config`, as the
+#      BOINC Manager's wizard does
+#
+# Which client gets a job is the test's to say: both run with "no more
+# work" and are let ask (allowmorework, then update) one at a time; allot
+# sends the lowest unsent job id first.  Jobs that must stay running wait
+# for a flag file (app/lines.c --wait-for).  While one client works, the
+# other goes on.
+#
+#   names      each result is named after its job and sending; its outputs
+#              go to a directory of their own (upload/JOB/SENDING)
+#   abort      A aborts a job (boinccmd --task ... abort) and asks for
+#              work in the same request: it is not sent the job again, B is
+#   error      a job that fails on A is sent to B, and gives up there
+#              (its max_error_results is 1)
+#   timeout    A holds two jobs, network off; the operator times A out
+#              (allot.time_out_host); one of A's copies finishes; B is sent
+#              both; A's network back: its finished copy's upload is
+#              refused and its report refused, its running copy gets
+#              <result_abort> and is aborted; nothing of A's is left in
+#              upload/; B's copies are done
+#   reset      A holds two jobs and resets the project: its next request
+#              lists neither, both are reported lost at once and B gets
+#              them, long before their deadline
+#   re-attach  meanwhile B detaches, looks its account up (boinccmd
+#              --lookup_account, BOINC's password hash) and attaches with
+#              the new key: the same host id, its credit kept, no new host
+#   pages      server_status.php (HTML and XML), show_user.php,
+#              show_host_detail.php, the stats exports (user.gz, host.gz,
+#              team.gz, tables.xml) with allot's credit, and the farm's
+#              status page
+#   attacks    wrong passwords (limited per address and per email address),
+#              bad sign-ups, another account's host_cpid, another host's
+#              result names in <other_results>, a requeued sending, a host
+#              that never comes back (admin.js sweep), merge-hosts
+#
+# Everything started is stopped by its PID, also when the test dies.
+use strict;
+use warnings;
+use Compress::Zlib qw(memGunzip);
+use Digest::MD5 qw(md5_hex);
+use File::Path qw(make_path);
+use FindBin;
+use lib $FindBin::RealBin;
+use BoincTest qw(slurp wait_for show_log);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+my $started = time;
+
+# allot, the logins and the app (BoincTest::database), and a login for the
+# farm's status page.
+my $node = BoincTest::database('boinc21');
+sub sql { return $node->safe_psql('postgres', $_[0]); }
+sql('CREATE ROLE farm_status LOGIN IN ROLE allot_monitor');
+
+my $work = PostgreSQL::Test::Utils::tempdir('boinc21');
+my $bt = BoincTest->new(node => $node, work => $work);
+my $fe = $bt->install;
+my $data = $bt->data;
+ok(($bt->admin('setup'))[1], 'admin.js setup');
+$bt->netns;
+my $port = 18000 + int(rand(900));
+my $url = $bt->start_server($port,
+	PROJECT_NAME => 'allot project 21', MAX_REQUEST_DELAY => 1, ACCOUNT_CREATION => 'open',
+	PASSWORD_TRIES_PER_MINUTE => 30, STATUS_PGUSER => 'farm_status');
+ok(($bt->admin(qw(add-app-version --app-version-id 1 --version-num 100 --file), "$fe/app/lines"))[1],
+	'admin.js add-app-version');
+
+# A job of workload 1 with this command line; its allot id.
+sub submit
+{
+	my ($cmdline) = @_;
+	my ($o) = $bt->admin(qw(submit --workload 1 --command-line), $cmdline);
+	my ($id) = $o =~ /^jobs ([0-9]+)$/m or die "submit: $o";
+	return $id;
+}
+
+# ---------------------------------------------------------------------------
+# The clients, started bare as a volunteer's machine is: the Manager's
+# wizard reads the project's config and makes the account.
+my $A = $bt->client('A', ncpus => 3, gui_rpc_port => $port + 1000);
+my $B = $bt->client('B', ncpus => 2, gui_rpc_port => $port + 1001);
+sub cmd { my ($c, @args) = @_; return $bt->boinccmd($c, @args); }
+
+my $config = cmd($A, '--get_project_config', $url);
+like($config, qr/^name: allot project 21$/m, 'boinccmd --get_project_config: the project\'s name')
+  or diag $config;
+like($config, qr/^min_passwd_length: 6$/m, 'and its minimum password length');
+my $created = cmd($A, '--create_account', $url, 'Alice@Example.org', 'correct horse', 'alice');
+my ($alice_key) = $created =~ /^account key: ([0-9a-f]{32})$/m;
+ok($alice_key, 'boinccmd --create_account: an account key') or diag $created;
+my $alice = sql(q{SELECT id || ' ' || name || ' ' || email_addr || ' ' || (passwd_scrypt LIKE 'scrypt$32768$8$1$%')
+                    FROM boinc.account WHERE email_addr IS NOT NULL});
+like($alice, qr/^[0-9]+ alice alice\@example\.org true$/,
+	'the account: its name, its email address lowercased, only scrypt of the password hash');
+($alice) = $alice =~ /^([0-9]+)/;
+is(sql("SELECT count(*) FROM boinc.account_key WHERE account_id = $alice"), '1', 'and one key, kept as its hash');
+like(cmd($A, '--project_attach', $url, $alice_key), qr/^$/, 'A attaches with it');
+my ($bob_key) = cmd($B, '--create_account', $url, 'bob@example.org', 'battery staple', 'bob') =~ /^account key: ([0-9a-f]{32})$/m;
+like(cmd($B, '--project_attach', $url, $bob_key // ''), qr/^$/, 'B, bob\'s, likewise');
+my $bob = sql("SELECT id FROM boinc.account WHERE name = 'bob'");
+
+# ---------------------------------------------------------------------------
+# Attacks on the password pages, while the clients make their first
+# requests.
+my $md5 = sub { return md5_hex($_[0] . lc $_[1]); };
+my $r;
+for my $bad ([ 'email_addr=x&passwd_hash=' . ('0' x 32) . '&user_name=x', qr/-205/, 'an address that is not one' ],
+	[ 'email_addr=c%40example.org&passwd_hash=zz&user_name=c', qr/-206/, 'a passwd_hash that is not 32 hex digits' ],
+	[ 'email_addr=c%40example.org&passwd_hash=' . ('0' x 32) . '&user_name=mallory%E2%80%AE', qr/-188.*right-to-left override \(U\+202E\) at character 8/s,
+		'a name with a hidden character, named by allot.check_name' ],
+	[ 'email_addr=alice%40example.org&passwd_hash=' . ('0' x 32) . '&user_name=eve', qr/-137/, 'another password for a taken address' ],
+	[ 'email_addr=c%40example.org&email_addr=d%40example.org&passwd_hash=' . ('0' x 32) . '&user_name=c', qr/email_addr is given 2 times/,
+		'a parameter given twice' ])
+{
+	$r = $bt->http('GET', "create_account.php?$bad->[0]");
+	like($r->[1], $bad->[1], "create_account.php refuses $bad->[2]");
+}
+is(sql('SELECT count(*) FROM boinc.account'), '2', 'no account was made');
+$r = $bt->http('GET', "lookup_account.php?email_addr=alice%40example.org&passwd_hash=" . $md5->('wrong', 'alice@example.org'));
+like($r->[1], qr{<error_num>-206</error_num>}, 'lookup_account.php with a wrong password: ERR_BAD_PASSWD');
+$r = $bt->http('GET', "lookup_account.php?email_addr=nobody%40example.org&passwd_hash=" . $md5->('x', 'nobody@example.org'));
+like($r->[1], qr{<error_num>-206</error_num>}, 'an unknown address gets the same answer');
+for (2 .. 10)
+{
+	$bt->http('GET', "lookup_account.php?email_addr=alice%40example.org&passwd_hash=" . $md5->("guess$_", 'alice@example.org'));
+}
+$r = $bt->http('GET', "lookup_account.php?email_addr=alice%40example.org&passwd_hash=" . $md5->('correct horse', 'alice@example.org'));
+like($r->[1], qr{<error_num>-199</error_num>.*Too many wrong passwords for this address}s,
+	'after ten wrong passwords for an address, even the right one must wait');
+is(sql("SELECT count(*) FROM boinc.account_key WHERE account_id = $alice"), '1', 'and no key was made');
+my $limited = 0;
+for (1 .. 40)
+{
+	$r = $bt->http('GET', "lookup_account.php?email_addr=n$_%40example.org&passwd_hash=" . ('0' x 32));
+	$limited = $_, last if $r->[1] =~ /Too many attempts; try again in [0-9]+ s/;
+}
+ok($limited > 0, "one address is refused after PASSWORD_TRIES_PER_MINUTE tries (here at try $limited)");
+
+# host(DIR): the host id the client keeps for the project (0 until it has one).
+sub host
+{
+	my ($dir) = @_;
+	my ($id) = slurp("$dir/client_state.xml") =~ m{<project>.*?<hostid>([0-9]+)</hostid>}s;
+	return $id // 0;
+}
+# Whether DIR has no scheduler request under way, from its log: none was
+# sent after the last one ended (or a detach or reset cut it short).
+sub rpc_idle
+{
+	my ($dir) = @_;
+	my $log = slurp("$dir.log");
+	my ($sent, $ended) = (-1, -1);
+	$sent = $-[0] while $log =~ /Sending scheduler request/g;
+	$ended = $-[0] while $log =~ /Scheduler request (?:completed|failed)|Detaching from project|Resetting project/g;
+	return $sent < $ended || $sent < 0;
+}
+# No more work for DIR, and no request under way that asked for some.
+sub hold
+{
+	my ($dir) = @_;
+	cmd($dir, '--project', $url, 'nomorework');
+	return wait_for(60, sub { rpc_idle($dir) });
+}
+# Where job J's sendings went: "host:sending:outcome ..." in sending order.
+sub sendings
+{
+	my ($job) = @_;
+	return sql("SELECT string_agg(host_id || ':' || sending || ':' || coalesce(outcome, 'open'), ' ' ORDER BY sending)
+                  FROM boinc.result WHERE job_id = $job");
+}
+# The name of job J's result on host H.
+sub result_name
+{
+	my ($job, $h) = @_;
+	return sql("SELECT name FROM boinc.result WHERE job_id = $job AND host_id = $h");
+}
+# Let DIR ask for work until jobs @jobs were sent to it (or 90 s pass);
+# then no more work for it.
+sub give
+{
+	my ($dir, @jobs) = @_;
+	my $h = host($dir);
+	cmd($dir, '--project', $url, 'allowmorework');
+	my $got = wait_for(90, sub {
+		cmd($dir, '--project', $url, 'update') if rpc_idle($dir);
+		return @jobs == grep { sendings($_) =~ /(?:^| )$h:/ } @jobs;
+	});
+	hold($dir);
+	return $got;
+}
+# Wait (90 s at most) until SUB is true, making DIR send a scheduler
+# request whenever it has none under way: a client that had a task fail
+# defers its reports (BOINC's backoff after an unrecoverable error).
+sub reported
+{
+	my ($dir, $sub) = @_;
+	return wait_for(90, sub {
+		cmd($dir, '--project', $url, 'update') if rpc_idle($dir);
+		return $sub->();
+	});
+}
+# The first scheduler request of host H logged after the line that matches
+# AFTER.
+sub request_after
+{
+	my ($h, $after) = @_;
+	my ($rest) = $bt->server_log =~ /$after[^\n]*\n(.*)/s;
+	my ($line) = ($rest // '') =~ /^(.*\[HOST#$h\] scheduler request.*)$/m;
+	return $line // '';
+}
+
+ok(wait_for(60, sub { host($A) && host($B) }), 'both clients have a host id');
+my ($hA, $hB) = (host($A), host($B));
+isnt($hA, $hB, "A is host $hA, B host $hB");
+ok(hold($A) && hold($B), 'and neither asks for work until let');
+
+# ---------------------------------------------------------------------------
+# One request to A, three jobs: s1 succeeds, e fails at once, w waits for
+# its flag until A aborts it.  The request that reports them asks for work:
+# neither e nor w comes back to A.  B then gets both: e fails there too
+# and gives up (its max_error_results is 1); w is done there.
+my %job;
+my $flag_w = "$work/flag-w";
+$job{s1} = submit('--lines 10');
+$job{e} = submit('--lines -1');
+$job{w} = submit("--lines 5 --wait-for $flag_w");
+sql("UPDATE allot.job SET max_error_results = 1 WHERE id = $job{e}");
+ok(give($A, $job{s1}, $job{e}, $job{w}), 'A is sent s1, e and w in one request');
+my %name = map { ($_ => result_name($job{$_}, $hA)) } qw(s1 e w);
+like($name{s1}, qr/^job$job{s1}_1_[0-9a-f]{24}$/, "results are named after their job and sending: $name{s1}");
+ok(wait_for(60, sub { slurp("$A.log") =~ /Starting task \Q$name{w}\E/ }), 'A runs w');
+cmd($A, '--project', $url, 'allowmorework');
+like(cmd($A, '--task', $url, $name{w}, 'abort'), qr/^$/, 'boinccmd --task ... abort: A aborts w');
+ok(reported($A, sub { join(' ', map { sendings($job{$_}) } qw(s1 e w)) eq "$hA:1:success $hA:1:error $hA:1:aborted" }),
+	'A reports s1 done, e an error and w aborted') or diag join(' / ', map { sendings($job{$_}) } qw(s1 e w));
+hold($A);
+like(request_after($hA, qr/\[HOST#$hA\] reported \Q$name{w}\E \(job $job{w}, sending 1\): aborted/),
+	qr/asked \{"resources".*sent nothing/, 'the request that reported the abort asked for work, and got nothing: not w again');
+is(slurp("$data/upload/$job{s1}/1/$name{s1}_0"), join('', map { "line $_ of 10\n" } 1 .. 10),
+	"s1's output is in upload/$job{s1}/1/, its sending's directory");
+ok(give($B, $job{e}, $job{w}), 'B is sent e and w');
+PostgreSQL::Test::Utils::append_to_file($flag_w, '');
+# B runs them while A goes on: they are checked before B is sent more.
+# ---------------------------------------------------------------------------
+# A timeout: A holds t1 and t2, its network off, and the operator times it
+# out.  A's t2 finishes meanwhile; B is sent both.  A's network back: its
+# t2 is refused (upload and report), its t1, still running, aborted.
+my ($flag_t1, $flag_t2) = ("$work/flag-t1", "$work/flag-t2");
+$job{t1} = submit("--lines 7 --wait-for $flag_t1");
+$job{t2} = submit("--lines 8 --wait-for $flag_t2");
+ok(give($A, $job{t1}, $job{t2}), 'A is sent t1 and t2, which wait for their flags');
+$name{$_} = result_name($job{$_}, $hA) for qw(t1 t2);
+ok(wait_for(60, sub { my $l = slurp("$A.log"); $l =~ /Starting task \Q$name{t1}\E/ && $l =~ /Starting task \Q$name{t2}\E/ }),
+	'A runs both');
+cmd($A, '--set_network_mode', 'never', '0');
+is(sql("SELECT allot.time_out_host($hA)"), '2', 'the operator times A out: allot.time_out_host');
+PostgreSQL::Test::Utils::append_to_file($flag_t2, '');
+ok(wait_for(60, sub { slurp("$A.log") =~ /Computation for task \Q$name{t2}\E finished/ }),
+	'A\'s copy of t2 finishes, its upload held (no network)');
+ok(reported($B, sub { sendings($job{e}) eq "$hA:1:error $hB:2:error" }), 'e fails on B too, as sending 2')
+  or diag sendings($job{e});
+is(sql("SELECT state || ' ' || tries || ' ' || failures FROM allot.job WHERE id = $job{e}"), 'error 2 2',
+	'e gives up after more failures than its max_error_results');
+ok(reported($B, sub { sendings($job{w}) eq "$hA:1:aborted $hB:2:success" }), 'w is done on B, sending 2')
+  or diag sendings($job{w});
+ok(give($B, $job{t1}, $job{t2}), 'B is sent t1 and t2');
+# What A would have sent of each before (an upload cut short), to be deleted.
+for my $j (qw(t1 t2))
+{
+	make_path("$data/upload/$job{$j}/1");
+	PostgreSQL::Test::Utils::append_to_file("$data/upload/$job{$j}/1/$name{$j}_0", 'partial');
+}
+cmd($A, '--set_network_mode', 'always', '0');
+ok(wait_for(90, sub {
+	cmd($A, '--project', $url, 'update') if rpc_idle($A) && slurp("$A.log") =~ /Giving up on upload of \Q$name{t2}\E_0/;
+	return sendings($job{t1}) =~ /^$hA:1:superseded $hB:2:/ && sendings($job{t2}) =~ /^$hA:1:refused $hB:2:/;
+}), 'A\'s network back: its t2 refused, its t1 superseded') or diag sendings($job{t1}) . ' / ' . sendings($job{t2});
+like(slurp("$A.log"), qr/Giving up on upload of \Q$name{t2}\E_0: permanent upload error/,
+	'the upload of A\'s late t2 was refused for good');
+like($bt->server_log, qr/upload: \Q$name{t2}\E_0 refused: sending 1 of job $job{t2} is no longer in progress on its host/,
+	'by the upload handler: allot had moved on from that sending');
+like(sql("SELECT detail FROM boinc.result WHERE name = '$name{t2}'"), qr/^55000: job $job{t2} timed out on host $hA: its report comes too late$/,
+	'and its report by allot');
+like($bt->server_log, qr/\[HOST#$hA\] scheduler request: .*aborts \Q$name{t1}\E[ ;]/, 'A\'s copy of t1 is sent <result_abort>');
+ok(wait_for(60, sub { slurp("$A.log") =~ /result state=ABORTED for \Q$name{t1}\E from abort_task/ }),
+	'and A aborts it');
+ok(!-e "$data/upload/$job{t1}/1" && !-e "$data/upload/$job{t2}/1", 'nothing of A\'s sendings of t1 and t2 is left in upload/');
+PostgreSQL::Test::Utils::append_to_file($flag_t1, '');
+
+# ---------------------------------------------------------------------------
+# A reset: what A held is lost, and goes to B at once.
+my $flag_r = "$work/flag-r";
+$job{r1} = submit("--lines 3 --wait-for $flag_r");
+$job{r2} = submit("--lines 4 --wait-for $flag_r");
+ok(give($A, $job{r1}, $job{r2}), 'A is sent r1 and r2');
+$name{$_} = result_name($job{$_}, $hA) for qw(r1 r2);
+
+ok(reported($B, sub { sendings($job{t1}) eq "$hA:1:superseded $hB:2:success" && sendings($job{t2}) eq "$hA:1:refused $hB:2:success" }),
+	't1 and t2 are done on B, sending 2') or diag sendings($job{t1}) . ' / ' . sendings($job{t2});
+like(($bt->admin('validate'))[0], qr/4 job\(s\) validated/, 'admin.js validate: s1 on A; w, t1 and t2 on B');
+is(sql(q{SELECT allot.run_transitioner() ->> 'credited'}), '4', 'run_transitioner credits them');
+my ($credit_A, $credit_B) = map { sql("SELECT total_credit FROM allot.host_credit(ARRAY[$_]::bigint[])") } $hA, $hB;
+ok($credit_A > 0 && $credit_B > 0, "A earned $credit_A credits, B $credit_B");
+
+# Bob's client, holding nothing, lists A's results as its own: nothing of
+# A's changes.
+my $request = slurp((glob("$B/sched_request_*.xml"))[0]);
+(my $spoof = $request) =~ s{<other_results>.*?</other_results>}{<other_results>
+<other_result><name>$name{r1}</name></other_result><other_result><name>$name{r2}</name></other_result>
+</other_results>}s;
+$spoof =~ s{<result>.*</result>}{}s;
+$r = $bt->http('POST', 'scheduler', $spoof);
+like($r->[1], qr{<result_abort>\n<name>\Q$name{r1}\E</name>}, 'a host listing another\'s result is told to abort its "copy"');
+is(sendings($job{r1}) . ' / ' . sendings($job{r2}), "$hA:1:open / $hA:1:open", 'and A\'s results stay A\'s, open');
+is(sql("SELECT string_agg(state || ':' || host_id, ' ' ORDER BY id) FROM allot.job WHERE id IN ($job{r1}, $job{r2})"),
+	"in_progress:$hA in_progress:$hA", 'in progress on A in allot');
+
+# Meanwhile B, holding nothing, detaches, looks bob's account up, and
+# attaches with the new key.
+like(cmd($B, '--project', $url, 'detach'), qr/^$/, 'boinccmd --project ... detach: B leaves the project');
+ok(wait_for(30, sub { slurp("$B/client_state.xml") !~ /<project>/ }), 'B has no project');
+my $lookup = cmd($B, '--lookup_account', $url, 'bob@example.org', 'battery staple');
+my ($key2) = $lookup =~ /^account key: ([0-9a-f]{32})$/m;
+ok($key2 && $key2 ne $bob_key, 'boinccmd --lookup_account: a new key of bob\'s account') or diag $lookup;
+is(sql("SELECT count(*) FROM boinc.account_key WHERE account_id = $bob"), '2', 'his account has two keys now');
+like(cmd($B, '--project_attach', $url, $key2), qr/^$/, 'B attaches with it');
+
+like(cmd($A, '--project', $url, 'reset'), qr/^$/, 'boinccmd --project ... reset: A drops r1 and r2');
+# (B, attached again and asking for work, may take them at once.)
+ok(reported($A, sub { sendings($job{r1}) =~ /^$hA:1:lost(?: |$)/ && sendings($job{r2}) =~ /^$hA:1:lost(?: |$)/ }),
+	'A\'s next request lists neither: both reported lost') or diag sendings($job{r1});
+like($bt->server_log, qr/\[HOST#$hA\] lost \Q$name{r1}\E \(job $job{r1}, sending 1\): neither reported nor listed by the client; allot: \{[^}]*"state": "unsent"/,
+	'allot takes them back at once');
+is(sql("SELECT string_agg(outcome, ' ') FROM allot.job_report WHERE host_id = $hA AND job_id IN ($job{r1}, $job{r2})"),
+	'lost lost', 'allot keeps the losses');
+
+ok(wait_for(60, sub { host($B) }), 'B is attached again');
+is(host($B), $hB, "and is host $hB again: the front end knew it by its account and host_cpid");
+like($bt->server_log, qr/\[HOST#$hB\] scheduler request \(host attached again\)/, 'as the front end logs');
+is(sql('SELECT count(*) FROM boinc.host'), '2', 'no new host');
+my $status = '';
+ok(reported($B, sub { ($status = cmd($B, '--get_project_status')) =~ /host_total_credit: (?!0\.000000)[0-9]/ }),
+	'the client shows its host credit');
+my ($shown) = $status =~ /host_total_credit: ([0-9.]+)/;
+is($shown, sprintf('%.6f', $credit_B), "B kept its credit: $shown");
+
+ok(give($B, $job{r1}, $job{r2}), 'B is sent r1 and r2');
+is(sql("SELECT bool_and(deadline - now() > interval '23 hours') FROM allot.job WHERE id IN ($job{r1}, $job{r2})"), 't',
+	'long before A\'s deadline for them would have passed');
+PostgreSQL::Test::Utils::append_to_file($flag_r, '');
+
+# ---------------------------------------------------------------------------
+# The pages volunteers' tools read.
+$r = $bt->http('GET', 'server_status.php?xml=1');
+like($r->[1], qr{<server_status>.*<results_in_progress>[0-9]+</results_in_progress>.*<users_total>2</users_total>.*<hosts_total>2</hosts_total>}s,
+	'server_status.php?xml=1: BOINC\'s XML with the counts');
+$r = $bt->http('GET', 'server_status.php');
+like($r->[1], qr{<h1>Server status</h1>}, 'server_status.php: the page');
+$r = $bt->http('GET', "show_user.php?userid=$alice&format=xml");
+my $user_credit = sql("SELECT sum(total_credit) FROM allot.host_credit(ARRAY[$hA]::bigint[])");
+like($r->[1], qr{<name>alice</name>\n<total_credit>\Q${\ sprintf('%.6f', $user_credit)}\E</total_credit>},
+	'show_user.php?format=xml: her name and allot\'s credit');
+unlike($r->[1], qr/example\.org/, 'and not her email address');
+$r = $bt->http('GET', "show_host_detail.php?hostid=$hA");
+like($r->[1], qr{<th>total credit</th><td>\Q${\ sprintf('%.2f', $credit_A)}\E</td>}, 'show_host_detail.php: the host\'s credit');
+my %stats;
+for my $f (qw(user.gz host.gz team.gz tables.xml))
+{
+	$r = $bt->http('GET', "stats/$f");
+	is($r->[0], 200, "stats/$f");
+	$stats{$f} = $f =~ /\.gz$/ ? memGunzip($r->[1]) // '' : $r->[1];
+}
+my $cpid = md5_hex(sql("SELECT cross_project_id FROM boinc.account WHERE id = $alice") . 'alice@example.org');
+like($stats{'user.gz'}, qr{<user>\n <id>$alice</id>\n <name>alice</name>\n <create_time>[0-9]+</create_time>\n <total_credit>\Q${\ sprintf('%.6f', $user_credit)}\E</total_credit>\n.*<cpid>$cpid</cpid>}s,
+	'user.gz: BOINC\'s <users>, her credit, the cross-project id md5(cpid + email)');
+like($stats{'host.gz'}, qr{<host>\n <id>$hA</id>\n <total_credit>\Q${\ sprintf('%.6f', $credit_A)}\E</total_credit>},
+	'host.gz: the hosts and their credit');
+unlike($stats{'host.gz'}, qr/host_cpid|userid|domain_name/, 'and nothing that names a machine or its owner');
+like($stats{'team.gz'}, qr{^<\?xml version="1.0" encoding="utf-8"\?>\n<teams>\n</teams>\n$}, 'team.gz: no teams');
+like($stats{'tables.xml'}, qr{<nusers_total>2</nusers_total>.*<nhosts_total>2</nhosts_total>.*<name>lines</name>}s,
+	'tables.xml: the totals and the app');
+$r = $bt->http('GET', 'status');
+like($r->[1], qr/farm status/, 'the farm\'s status page is served by this front end too');
+
+for my $path ('show_user.php?userid=1%27--', 'show_host_detail.php?hostid=-1', 'stats/..%2Fkeys%2Fcode_sign_private.pem', 'stats/user.gz.tmp')
+{
+	$r = $bt->http('GET', $path);
+	ok($r->[0] >= 400 && $r->[0] < 500 && $r->[1] !~ /PRIVATE/, "GET /$path: $r->[0]");
+}
+
+# ---------------------------------------------------------------------------
+# Attacks on the scheduler, and the operator's levers.
+# Bob's request naming A's host_cpid, as after a re-attach: a host of his own.
+my ($cpid_A) = slurp((glob("$A/sched_request_*.xml"))[0]) =~ m{<host_cpid>([0-9a-f]+)</host_cpid>};
+(my $claim = $request) =~ s{<hostid>[0-9]+</hostid>}{<hostid>0</hostid>};
+$claim =~ s{<host_cpid>[0-9a-f]*</host_cpid>}{<host_cpid>$cpid_A</host_cpid>};
+$r = $bt->http('POST', 'scheduler', $claim);
+my ($claimed) = $r->[1] =~ m{<hostid>([0-9]+)</hostid>};
+ok($claimed && $claimed != $hA && $claimed != $hB, "bob's client naming A's host_cpid gets a new host ($claimed)");
+is(sql("SELECT account_id FROM boinc.host WHERE host_id = $hA"), $alice, 'A stays alice\'s');
+
+# Hosts the test speaks for, over HTTP: bob's, each its own host_cpid.
+# ask(CPID, HOST, LISTED, EXTRA): a request of that host (0: a new one),
+# asking for 10 s of work, listing LISTED (result names) in
+# <other_results>, with EXTRA (reports) before its end; the reply.
+sub ask
+{
+	my ($cpid, $host, $listed, $extra) = @_;
+	(my $req = $claim) =~ s{<host_cpid>[0-9a-f]*</host_cpid>}{<host_cpid>$cpid</host_cpid>};
+	$req =~ s{<hostid>[0-9]+</hostid>}{<hostid>$host</hostid>};
+	$req =~ s{<dont_send_work>1</dont_send_work>}{<dont_send_work>0</dont_send_work>};
+	$req =~ s{<cpu_req_secs>[^<]*</cpu_req_secs>}{<cpu_req_secs>10</cpu_req_secs>};
+	my $others = join '', map { "<other_result><name>$_</name></other_result>" } @$listed;
+	$req =~ s{<other_results>.*?</other_results>}{<other_results>$others</other_results>}s;
+	$req =~ s{<result>.*</result>}{}s;    # bob's client's own reports
+	$req =~ s{</scheduler_request>}{${\ ($extra // '')}</scheduler_request>};
+	return $bt->http('POST', 'scheduler', $req)->[1];
+}
+# A new host of CPID, sent job J as sending S: (host id, result name).
+sub new_host
+{
+	my ($cpid, $job, $sending) = @_;
+	my $reply = ask($cpid, 0, []);
+	my ($id) = $reply =~ m{<hostid>([0-9]+)</hostid>};
+	my ($name) = $reply =~ m{<result>\n<name>(job${job}_${sending}_[0-9a-f]+)</name>};
+	return ($id, $name);
+}
+
+# A host that takes a job and uploads its output, then is taken back by
+# the operator: aborted at its next request, its upload deleted.
+$job{q} = submit('--lines 2');
+my ($hC, $q_name) = new_host('feedfacefeedfacefeedfacefeedface', $job{q}, 1);
+ok($hC && $q_name, "a host C ($hC) of bob's is sent q as $q_name");
+$bt->upload("${q_name}_0", "output of q\n");
+ok(-e "$data/upload/$job{q}/1/${q_name}_0", 'C uploads its output');
+is(sql("SELECT allot.requeue_job($job{q}) ->> 'was'"), 'in_progress', 'the operator requeues q');
+like(ask('feedfacefeedfacefeedfacefeedface', $hC, [$q_name]), qr{<result_abort>\n<name>\Q$q_name\E</name>\n</result_abort>},
+	'C, listing q, is told to abort it');
+is(sendings($job{q}), "$hC:1:superseded", 'its sending is closed as superseded');
+ok(!-e "$data/upload/$job{q}/1", 'and its upload deleted');
+
+# A host that vanishes: q, requeued, goes to D, which uploads part of its
+# output and is never heard of again; admin.js sweep closes its sending.
+my ($hD, $q2_name) = new_host('deadbeefdeadbeefdeadbeefdeadbeef', $job{q}, 2);
+ok($hD && $q2_name, "a host D ($hD) is sent q as sending 2: $q2_name");
+make_path("$data/upload/$job{q}/2");
+PostgreSQL::Test::Utils::append_to_file("$data/upload/$job{q}/2/${q2_name}_0", 'partial');
+# Past its deadline, not yet timed out: a copy that runs may still count.
+sql("UPDATE allot.job SET deadline = now() - interval '1 minute' WHERE id = $job{q}");
+my $reply = ask('deadbeefdeadbeefdeadbeefdeadbeef', $hD, [$q2_name]);
+like($reply, qr{<result_abort_if_not_started>\n<name>\Q$q2_name\E</name>\n</result_abort_if_not_started>},
+	'D, listing q past its deadline, is told to abort it if it has not started');
+unlike($reply, qr{<result_abort>}, 'not outright');
+is(sendings($job{q}), "$hC:1:superseded $hD:2:open", 'its sending stays open');
+sql("UPDATE allot.job SET max_total_results = 1 WHERE id = $job{q}");
+is(sql("SELECT allot.time_out_host($hD)"), '1', 'D times out, and is never heard of again');
+is(sql("SELECT state FROM allot.job WHERE id = $job{q}"), 'error', 'q gives up: one sending since its requeue is its max_total_results');
+like(($bt->admin('sweep'))[0], qr/^\Q$q2_name\E: superseded, its uploads deleted\n1 sending\(s\) swept$/m, 'admin.js sweep closes its sending');
+ok(!-e "$data/upload/$job{q}", 'and deletes its partial upload');
+
+# merge-hosts: C is B come back under a new id.
+like(($bt->admin('merge-hosts', $hA, $hC))[0], qr/host $hA is account ${alice}'s and host $hC account [0-9]+'s: not merged/,
+	'merge-hosts refuses hosts of two accounts');
+like(($bt->admin('merge-hosts', $hB, $hC))[0], qr/host $hC merged into host $hB: [0-9]+ job\(s\) and 1 report\(s\) in allot, 1 result\(s\) in the front end/,
+	'merge-hosts B C: allot.merge_host and the front end\'s rows');
+is(sql("SELECT (SELECT count(*) FROM allot.host WHERE id = $hC) || ' ' || (SELECT count(*) FROM boinc.host WHERE host_id = $hC)
+          || ' ' || (SELECT host_id FROM boinc.result WHERE name = '$q_name')"), "0 0 $hB", 'C is gone; its result is B\'s');
+
+# A forged output, reported as a success and found invalid: deleted.
+$job{f} = submit('--lines 1');
+my ($hE, $f_name) = new_host('0badc0de0badc0de0badc0de0badc0de', $job{f}, 1);
+ok($hE && $f_name, "a host E ($hE) is sent f");
+my $forged = "forged\n";
+$bt->upload("${f_name}_0", $forged);
+ask('0badc0de0badc0de0badc0de0badc0de', $hE, [], "<result><name>$f_name</name><final_elapsed_time>1</final_elapsed_time>
+<exit_status>0</exit_status><state>5</state><file_info><name>${f_name}_0</name><nbytes>7</nbytes>
+<md5_cksum>${\ md5_hex($forged)}</md5_cksum></file_info></result>");
+is(sendings($job{f}), "$hE:1:success", 'E reports it as a success');
+my $check = "$work/no-forgeries";
+PostgreSQL::Test::Utils::append_to_file($check, "#!/bin/sh\n! grep -q forged \"\$@\"\n");
+chmod 0755, $check;
+like(($bt->admin('validate', '--check', $check))[0], qr/^job $job{f} \(\Q$f_name\E\): invalid: /m, 'admin.js validate --check finds it invalid');
+is(sendings($job{f}), "$hE:1:invalid", 'the front end records it');
+ok(!-e "$data/upload/$job{f}", 'and its output is deleted');
+
+# ---------------------------------------------------------------------------
+show_log('front end', "$work/server.log", qr/HOST#|upload|lookup|create|refused|lost/);
+show_log("client A (host $hA)", "$A.log", qr/Scheduler request|got ack|Starting task|Computation for task|Giving up|Aborting|Resetting|attach|detach|upload|abort/i);
+show_log("client B (host $hB)", "$B.log", qr/Scheduler request|got ack|Starting task|Computation for task|Giving up|Aborting/i);
+for my $name (qw(A B server))
+{
+	is($bt->stop($name), 0, "$name exits with status 0 on SIGTERM");
+}
+is(sql('SELECT count(*) FROM allot.check_invariants()'), '0', 'check_invariants() is empty');
+note sprintf('the whole test took %.0f s', time - $started);
+$node->stop;
+done_testing();
