@@ -11,6 +11,7 @@ OBJS = \
 	src/credit.o \
 	src/workload_cache.o \
 	src/table_read.o \
+	src/table_write.o \
 	src/assignment.o \
 	src/assignment_usage.o \
 	src/usage.o \

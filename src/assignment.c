@@ -49,6 +49,7 @@
 #include "fairness.h"
 #include "selection.h"
 #include "table_read.h"
+#include "table_write.h"
 #include "usage_cache.h"
 #include "workload_cache.h"
 
@@ -62,6 +63,7 @@ typedef struct RequestHost
 	int64		assigned_workload;	/* 0: none, or not counted now */
 	int32		assigned_threads;
 	bool		assigned_focus;
+	HeapTuple	assignment_row; /* as read, when counted now; else NULL */
 } RequestHost;
 
 /* Candidates built for one request. */
@@ -251,6 +253,8 @@ read_host(RequestHost *host, int64 host_id, TimestampTz cutoff, bool fresh)
 			host->assigned_workload = allot_slot_int8(&a, allot_column(&a, "workload_id", INT8OID), 0);
 			host->assigned_threads = allot_slot_int4(&a, allot_column(&a, "threads", INT4OID), 0);
 			host->assigned_focus = allot_slot_bool(&a, allot_column(&a, "focus", BOOLOID), false);
+			host->assignment_row = ExecCopySlotHeapTuple(a.slot);
+			host->assignment_row->t_self = a.slot->tts_tid;
 		}
 	}
 	allot_table_close(&a);
@@ -951,10 +955,12 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 				host.assigned_threads == host.offer.threads &&
 				host.assigned_focus == choice.focus_assigned)
 			{
-				if (SPI_execute_plan(repeat_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
+				written = allot_touch_assignment(host.assignment_row, now);
+				if (!written &&
+					SPI_execute_plan(repeat_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
 					elog(ERROR, "could not record the assignment of host %lld",
 						 (long long) host_id);
-				written = SPI_processed > 0;
+				written = written || SPI_processed > 0;
 			}
 			if (!written &&
 				(host.has_assignment

@@ -25,6 +25,7 @@
 #include "utils/timestamp.h"
 
 #include "entry.h"
+#include "table_read.h"
 #include "selection.h"
 
 uint64
@@ -94,8 +95,7 @@ allot_read_host_row(SPIPlanPtr plan, Datum *args, int64 host_id, bool fresh,
 void
 allot_lock_for_write(const char *table)
 {
-	(void) RangeVarGetRelid(makeRangeVar("allot", (char *) table, -1),
-							RowExclusiveLock, true);
+	(void) allot_lock_table(table, RowExclusiveLock, true);
 }
 
 void

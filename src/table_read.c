@@ -14,8 +14,9 @@
  * Columns are found by name and type in the table's descriptor, so a
  * library serves every schema version that has the columns it reads, and a
  * column an operator changed the type of is an error, never a misread.
- * Only reads come here: every write still goes through SPI, so that
- * triggers, constraints and indexes see it.
+ * Only reads come here.  Every write goes through SPI, so that triggers,
+ * constraints and indexes see it, but one: a repeat's seen_at, where the
+ * executor has nothing to do besides the write (table_write.c).
  */
 #include "postgres.h"
 
@@ -85,13 +86,12 @@ forget_relations(Datum arg, Oid relid)
 }
 
 /*
- * allot.<name>, locked in AccessShareLock; InvalidOid if it does not exist
- * and missing_ok.  A known OID is locked, and still known after the lock
- * (whose acquisition processes pending invalidations) only if nothing
- * changed it.
+ * allot.<name>, locked in mode; InvalidOid if it does not exist and
+ * missing_ok.  A known OID is locked, and still known after the lock (whose
+ * acquisition processes pending invalidations) only if nothing changed it.
  */
-static Oid
-lock_relation(const char *name, bool missing_ok)
+Oid
+allot_lock_table(const char *name, LOCKMODE mode, bool missing_ok)
 {
 	Oid			relid;
 
@@ -100,10 +100,10 @@ lock_relation(const char *name, bool missing_ok)
 		if (strcmp(known[i].name, name) != 0)
 			continue;
 		relid = known[i].relid;
-		LockRelationOid(relid, AccessShareLock);
+		LockRelationOid(relid, mode);
 		if (i < n_known && known[i].relid == relid)
 			return relid;
-		UnlockRelationOid(relid, AccessShareLock);
+		UnlockRelationOid(relid, mode);
 		break;
 	}
 
@@ -113,7 +113,7 @@ lock_relation(const char *name, bool missing_ok)
 		callback_registered = true;
 	}
 	relid = RangeVarGetRelid(makeRangeVar("allot", (char *) name, -1),
-							 AccessShareLock, missing_ok);
+							 mode, missing_ok);
 	if (OidIsValid(relid) && n_known < MAX_KNOWN_RELATIONS)
 	{
 		known[n_known].name = name;
@@ -126,7 +126,7 @@ lock_relation(const char *name, bool missing_ok)
 void
 allot_table_open(AllotTable *t, const char *name, const char *key_index, bool missing_ok)
 {
-	Oid			relid = lock_relation(name, missing_ok);
+	Oid			relid = allot_lock_table(name, AccessShareLock, missing_ok);
 
 	memset(t, 0, sizeof(*t));
 	t->name = name;
@@ -167,7 +167,7 @@ allot_table_close(AllotTable *t)
 Relation
 allot_index_open(const char *name)
 {
-	return index_open(lock_relation(name, false), NoLock);
+	return index_open(allot_lock_table(name, AccessShareLock, false), NoLock);
 }
 
 AttrNumber

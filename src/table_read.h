@@ -8,6 +8,7 @@
 #include "postgres.h"
 
 #include "access/attnum.h"
+#include "storage/lockdefs.h"
 #include "datatype/timestamp.h"
 #include "executor/tuptable.h"
 #include "utils/timestamp.h"
@@ -40,6 +41,12 @@ extern Snapshot allot_read_snapshot(bool fresh);
 extern void allot_table_open(AllotTable *t, const char *name, const char *key_index,
 							 bool missing_ok);
 extern void allot_table_close(AllotTable *t);
+
+/*
+ * Lock allot.<name> in mode and return its OID (InvalidOid if it does not
+ * exist and missing_ok), looked up by name only the first time.
+ */
+extern Oid	allot_lock_table(const char *name, LOCKMODE mode, bool missing_ok);
 
 /* Open the index allot.<name> under AccessShareLock; close with index_close(.., NoLock). */
 extern Relation allot_index_open(const char *name);
