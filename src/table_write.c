@@ -45,6 +45,8 @@
 #include "table_read.h"
 #include "table_write.h"
 
+#if PG_VERSION_NUM >= 140000	/* ExecInsertIndexTuples takes the result relation */
+
 /* The AFTER UPDATE row triggers an in-place repeat may pass by. */
 static bool
 triggers_allow_touch(Relation rel, AttrNumber seen_at)
@@ -109,12 +111,6 @@ insert_index_entries(Relation rel, TupleTableSlot *slot, bool only_summarizing)
 bool
 allot_touch_assignment(HeapTuple row, TimestampTz seen_at)
 {
-#if PG_VERSION_NUM < 140000
-	/* ExecInsertIndexTuples took the executor's result relation then. */
-	(void) row;
-	(void) seen_at;
-	return false;
-#else
 	AllotTable	t;
 	Relation	rel;
 	TupleDesc	desc;
@@ -183,5 +179,16 @@ allot_touch_assignment(HeapTuple row, TimestampTz seen_at)
 done:
 	allot_table_close(&t);
 	return touched;
-#endif
 }
+
+#else							/* PostgreSQL 13: the UPDATE always */
+
+bool
+allot_touch_assignment(HeapTuple row, TimestampTz seen_at)
+{
+	(void) row;
+	(void) seen_at;
+	return false;
+}
+
+#endif
