@@ -449,7 +449,6 @@ AS $$
          WHERE coalesce(u.threads, 0) <> coalesce(a.threads, 0)
             OR coalesce(u.focus_threads, 0) <> coalesce(a.focus_threads, 0)
             OR coalesce(u.hosts, 0) <> coalesce(a.hosts, 0)
-            OR u.hosts = 0
         UNION ALL
         SELECT pg_catalog.format(
                    'workload %s: job_usage holds unsent %s, in_progress %s, mflops %s, done %s, error %s;'

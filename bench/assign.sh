@@ -371,7 +371,9 @@ report() {
 # walk's ratio beside it), in tps and in server CPU per transaction (what a
 # busy neighbour skews less): >= 0.8 at 100,000 hosts and 200 workloads,
 # >= 0.6 at 2,000 workloads most of them at the top priority, >= 0.4 on the
-# switching farm (1,000 hosts, 2,000 workloads).
+# switching farm (1,000 hosts, 2,000 workloads), judged there on the walk:
+# the bare script keeps the clock still, so its hosts repeat rather than
+# switch.
 targets() {
     echo "Issue 24 targets at 8 clients: assign / update, bare (the headline) and on the walk, in tps and in CPU (update CPU / assign CPU):"
     printf '%s\n' "${ROWS[@]}" | awk '$4 == 8 {
@@ -383,13 +385,14 @@ targets() {
     END {
         for (i = 1; i <= n; i++) {
             split(keys[i], f, " ")
+            on = "bare"
             if (f[1] >= 100000 && f[2] <= 200) t = 0.8
             else if (f[1] >= 100000 && f[3] > f[2] / 2) t = 0.6
-            else if (f[1] <= 1000 && f[2] >= 2000) t = 0.4
+            else if (f[1] <= 1000 && f[2] >= 2000) { t = 0.4; on = "walk" }
             else t = 0
             printf "  %6d hosts, %4d workloads (%4d at the top): bare %.2f tps, %.2f CPU; walk %.2f tps, %.2f CPU",
                    f[1], f[2], f[3], r[keys[i], "bare"], rc[keys[i], "bare"], r[keys[i], "walk"], rc[keys[i], "walk"]
-            if (t > 0) printf "; target (bare) >= %.1f: %s", t, verdict(r[keys[i], "bare"], rc[keys[i], "bare"], t)
+            if (t > 0) printf "; target (%s) >= %.1f: %s", on, t, verdict(r[keys[i], on], rc[keys[i], on], t)
             printf "\n" }
     }'
 }

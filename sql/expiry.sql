@@ -43,13 +43,21 @@ SELECT workload_id, threads FROM allot.explain_assignment(1, '2026-01-01 00:10:0
 SELECT workload_id FROM allot.assign_workload(1, '2026-01-01 00:10:00+00', seed => 1);
 SELECT workload_id, threads, hosts FROM allot.workload_usage ORDER BY 1;
 
--- Deleting a host or a workload releases what it held.
+-- Deleting a host or a workload releases what it held.  A usage row whose
+-- hosts fall to 0 stays (a host may take the workload again: an update, not
+-- a new row); the transitioner drops those of workloads no longer active,
+-- and keeps an active workload's.
 DELETE FROM allot.host WHERE id = 1;
 SELECT workload_id, threads, hosts FROM allot.workload_usage ORDER BY 1;
 SELECT allot.heartbeat(2, '2026-01-01 00:10:00+00');
 DELETE FROM allot.workload WHERE id = 2;
-SELECT count(*) AS usage_rows FROM allot.workload_usage;
+SELECT workload_id, threads, hosts FROM allot.workload_usage ORDER BY 1;
 SELECT * FROM allot.check_invariants();
+SELECT (allot.run_transitioner('2026-01-01 00:10:00+00'))->>'expired_assignments' AS expired;
+SELECT workload_id, threads, hosts FROM allot.workload_usage ORDER BY 1;
+UPDATE allot.workload SET state = 'finished' WHERE id = 1;
+SELECT (allot.run_transitioner('2026-01-01 00:10:00+00'))->>'expired_assignments' AS expired;
+SELECT count(*) AS usage_rows FROM allot.workload_usage;
 
 -- An operator who edits usage by hand is caught by check_invariants.
 INSERT INTO allot.workload (id, engine) VALUES (3, 'E');

@@ -74,9 +74,32 @@ static KnownRelation known[MAX_KNOWN_RELATIONS];
 static int	n_known = 0;
 static bool callback_registered = false;
 
+/*
+ * Column numbers found by allot_column, by table, column name (a string
+ * literal of a caller) and type; forgotten with the relations.
+ */
+#define MAX_KNOWN_COLUMNS 64
+
+typedef struct KnownColumn
+{
+	Oid			relid;
+	const char *column;
+	Oid			type;
+	AttrNumber	attnum;
+} KnownColumn;
+
+static KnownColumn known_columns[MAX_KNOWN_COLUMNS];
+static int	n_known_columns = 0;
+
 static void
 forget_relations(Datum arg, Oid relid)
 {
+	for (int i = 0; i < n_known_columns; i++)
+		if (relid == InvalidOid || known_columns[i].relid == relid)
+		{
+			n_known_columns = 0;
+			break;
+		}
 	for (int i = 0; i < n_known; i++)
 		if (relid == InvalidOid || known[i].relid == relid)
 		{
@@ -174,6 +197,13 @@ AttrNumber
 allot_column(const AllotTable *t, const char *column, Oid type)
 {
 	TupleDesc	desc = RelationGetDescr(t->rel);
+	Oid			relid = RelationGetRelid(t->rel);
+
+	/* The table is locked, so an ALTER of it has been heard of by now. */
+	for (int i = 0; i < n_known_columns; i++)
+		if (known_columns[i].column == column && known_columns[i].relid == relid &&
+			known_columns[i].type == type)
+			return known_columns[i].attnum;
 
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -188,6 +218,14 @@ allot_column(const AllotTable *t, const char *column, Oid type)
 							column, t->name, format_type_be(a->atttypid),
 							format_type_be(type)),
 					 errhint("allot's columns are defined by the extension; do not change their types.")));
+		if (n_known_columns < MAX_KNOWN_COLUMNS && callback_registered)
+		{
+			known_columns[n_known_columns].relid = relid;
+			known_columns[n_known_columns].column = column;
+			known_columns[n_known_columns].type = type;
+			known_columns[n_known_columns].attnum = a->attnum;
+			n_known_columns++;
+		}
 		return a->attnum;
 	}
 	ereport(ERROR,

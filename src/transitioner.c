@@ -50,6 +50,7 @@ static SPIPlanPtr credit_plan = NULL;
 static SPIPlanPtr validate_plan[2] = {NULL, NULL};	/* before 0.6.0; with retries */
 static SPIPlanPtr fold_plan = NULL;
 static SPIPlanPtr last_seen_plan = NULL;
+static SPIPlanPtr usage_drop_plan = NULL;
 static SPIPlanPtr medians_plan = NULL;
 static SPIPlanPtr record_plan = NULL;
 
@@ -419,6 +420,24 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 									   1, limit);
 		r.hosts_seen = count_result(last_seen_plan, args, SPI_OK_UPDATE);
 	}
+
+	/*
+	 * The usage rows of workloads no longer active that no host counts on
+	 * (requests keep a row whose hosts fall to 0: usage.c); last, and
+	 * without waiting for a row a request holds.
+	 */
+	if (usage_drop_plan == NULL)
+		usage_drop_plan = allot_prepare(
+										"DELETE FROM allot.workload_usage u"
+										" USING (SELECT x.workload_id FROM allot.workload_usage x"
+										"         WHERE x.hosts = 0"
+										"           AND NOT EXISTS (SELECT FROM allot.workload w"
+										"                            WHERE w.id = x.workload_id AND w.state = 'active')"
+										"         FOR UPDATE OF x SKIP LOCKED) d"
+										" WHERE u.workload_id = d.workload_id AND u.hosts = 0",
+										0, NULL);
+	if (SPI_execute_plan(usage_drop_plan, NULL, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not drop unused workload_usage rows");
 
 	update_medians();
 	record_run(started, now, &r);

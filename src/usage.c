@@ -39,13 +39,12 @@
 #define ALLOT_USAGE_SHARDS 16
 
 static SPIPlanPtr usage_add_plan = NULL;
-static SPIPlanPtr usage_drop_plan = NULL;
+static SPIPlanPtr usage_update_plan = NULL;
 
 static void
 prepare_plans(void)
 {
 	Oid			add_args[4] = {INT8OID, INT8OID, INT8OID, INT4OID};
-	Oid			id_only[1] = {INT8OID};
 
 	if (usage_add_plan != NULL)
 		return;
@@ -56,12 +55,14 @@ prepare_plans(void)
 								   "ON CONFLICT (workload_id) DO UPDATE"
 								   "   SET threads = u.threads + excluded.threads,"
 								   "       focus_threads = u.focus_threads + excluded.focus_threads,"
-								   "       hosts = u.hosts + excluded.hosts"
-								   " RETURNING hosts",
+								   "       hosts = u.hosts + excluded.hosts",
 								   4, add_args);
-	usage_drop_plan = allot_prepare(
-									"DELETE FROM allot.workload_usage WHERE workload_id = $1 AND hosts = 0",
-									1, id_only);
+	usage_update_plan = allot_prepare(
+									  "UPDATE allot.workload_usage"
+									  "   SET threads = threads + $2, focus_threads = focus_threads + $3,"
+									  "       hosts = hosts + $4"
+									  " WHERE workload_id = $1",
+									  4, add_args);
 }
 
 /* The allot.job_usage shard this backend writes. */
@@ -116,17 +117,29 @@ contribution(HeapTuple tuple, TupleDesc desc)
 	return c;
 }
 
+/*
+ * Add to a workload's usage row, making it if need be.  A row whose hosts
+ * fall to 0 is kept (0.6.0): deleting it and inserting it again when a host
+ * comes back grew the table on a farm where most requests switch (a page
+ * pruned of a deleted row is not offered to inserts until VACUUM), and
+ * every request that reads the usage read all of it: 217 pages for 397
+ * rows.  An update of a row is HOT.  The transitioner drops the zero rows
+ * of workloads that are no longer active.
+ */
 static void
 usage_add(int64 workload_id, int64 threads, int64 focus_threads, int32 hosts)
 {
 	Datum		args[4] = {Int64GetDatum(workload_id), Int64GetDatum(threads),
 	Int64GetDatum(focus_threads), Int32GetDatum(hosts)};
-	bool		isnull;
 
-	if (SPI_execute_plan(usage_add_plan, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
+	/*
+	 * The row is there but for a workload's first host: an UPDATE, without
+	 * the speculative insertion's index check.
+	 */
+	if (SPI_execute_plan(usage_update_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update allot.workload_usage");
-	if (DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) == 0 &&
-		SPI_execute_plan(usage_drop_plan, args, NULL, false, 0) != SPI_OK_DELETE)
+	if (SPI_processed == 0 &&
+		SPI_execute_plan(usage_add_plan, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not update allot.workload_usage");
 }
 
