@@ -407,14 +407,18 @@ BEGIN
     END IF;
 
     -- One row each: the kept sums (the credit decayed to now, per day).
+    -- The ids are joined as a list rather than tested with = ANY: a
+    -- generic plan of that (its array unknown) costs more than a custom one,
+    -- so every call planned the join afresh, 0.1 ms of a BOINC scheduler
+    -- request's 0.15 ms here; this plan is kept.
     RETURN QUERY
     SELECT h.id, coalesce(c.credit, 0)::double precision,
            greatest(coalesce(allot.credit_decay(c.decayed,
                                                 extract(epoch FROM now() - c.decayed_at)::double precision),
                              0), 0) * ln(2) / 7
-      FROM allot.host h
+      FROM (SELECT DISTINCT i.id FROM unnest(host_ids) AS i (id)) i
+      JOIN allot.host h ON h.id = i.id
       LEFT JOIN allot.host_credit c ON c.host_id = h.id
-     WHERE h.id = ANY (host_ids)
      ORDER BY h.id;
 END
 $$;
