@@ -1,6 +1,8 @@
 'use strict';
 // The host a scheduler request comes from: registered in allot on first
-// contact (allot.register_host), updated on every later one.
+// contact (allot.register_host), and again whenever it states other figures
+// (name, platform, CPU flags, CPUs, FLOPS, coprocessors) than it last did;
+// what the client says of itself is kept on every contact.
 //
 // Which host it is:
 //   - the <hostid> the client names, when it is one of this account's;
@@ -29,27 +31,33 @@ function allotCoprocs(coprocs) {
 }
 
 function makeHosts(db, { log }) {
-  // Update host hostId of the account from the request; null when it is not
-  // the account's, or allot no longer has it (the operator deleted it).
+  // Update host hostId of the account from the request, in one statement
+  // (boinc.contact): allot.register_host only when the host states other
+  // figures than it last did.  Null when it is not the account's, or allot
+  // no longer has it (the operator deleted it).
   async function update(acct, hostId, args, details) {
-    return db.transaction(async (c) => {
-      const { rows } = await c.query(
-        'SELECT extract(epoch FROM created_at)::bigint AS created FROM boinc.host WHERE host_id = $1 AND account_id = $2 FOR UPDATE',
-        [hostId, acct.id]);
+    try {
+      const { rows } = await db.query({
+        name: 'boinc-contact',
+        text: 'SELECT created, registered FROM boinc.contact($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, ' +
+              '$10, $11, $12, $13, $14, $15, $16, $17)',
+        values: [hostId, acct.id, JSON.stringify(args), ...args, ...details],
+      });
       if (rows.length === 0) return null;
-      await c.query('SELECT allot.register_host($1, $2, $3, $4, $5, $6, $7::jsonb)', [hostId, ...args]);
-      await c.query(
-        `UPDATE boinc.host SET host_cpid = $2, domain_name = $3, os_name = $4, os_version = $5, platform = $6,
-                p_ncpus = $7, p_fpops = $8, rpc_seqno = $9, last_rpc_at = now()
-          WHERE host_id = $1`, [hostId, ...details]);
-      return { hostId, created: false, createdAt: Number(rows[0].created) };
-    }).catch((err) => {
+      return { hostId, created: false, createdAt: Number(rows[0].created), registered: rows[0].registered };
+    } catch (err) {
       if (err instanceof DatabaseError && (err.code === 'P0002' || err.code === '42501')) {
         log(`[HOST#${hostId}] ${err.message}; registering the client as a new host`);
         return null;
       }
       throw err;
-    });
+    }
+  }
+
+  // What the host stated is to be registered again at its next request
+  // (allot refused a request of it: the operator may have deleted it).
+  async function forget(hostId) {
+    await db.query({ name: 'boinc-forget', text: 'UPDATE boinc.host SET stated = NULL WHERE host_id = $1', values: [hostId] });
   }
 
   // The account's host this client was before it attached again, or null.
@@ -80,13 +88,13 @@ function makeHosts(db, { log }) {
       if (Number(id) > MAX_INT32) throw new Error(`host id ${id} does not fit BOINC's 32-bit host ids`);
       await c.query(
         `INSERT INTO boinc.host (host_id, account_id, host_cpid, domain_name, os_name, os_version, platform,
-                                 p_ncpus, p_fpops, rpc_seqno, last_rpc_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now())`, [id, acct.id, ...details]);
+                                 p_ncpus, p_fpops, rpc_seqno, last_rpc_at, stated)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`, [id, acct.id, ...details, JSON.stringify(args)]);
       return { hostId: Number(id), created: true, createdAt: Math.floor(Date.now() / 1000), reattached: false };
     });
   }
 
-  return { identify };
+  return { identify, forget };
 }
 
 module.exports = { makeHosts };

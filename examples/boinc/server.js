@@ -63,6 +63,13 @@ const limits = {
   badRequestDelay: 3600,
   memoryBound: envInt('RSC_MEMORY_BOUND', 1e9),
   diskBound: envInt('RSC_DISK_BOUND', 1e9),
+  // How long an account's other hosts' credit is kept (scheduler.js), and
+  // for how many accounts at most.
+  creditCacheSecs: envInt('ACCOUNT_CREDIT_SECS', 60),
+  creditCacheAccounts: envInt('ACCOUNT_CREDIT_CACHE', 10000),
+  // How long a workload whose app version has no executable is not asked
+  // for, per kind of host (results.js).
+  excludeSecs: envInt('NO_EXECUTABLE_RETRY_SECS', 60),
 };
 
 let codeSignKey;
