@@ -137,8 +137,11 @@ function makeScheduler(db, results, config) {
     return out;
   }
 
+  // Made once: every reply names them.
+  const downloadUrl = new URL('download/', config.baseUrl).href;
+  const uploadUrl = new URL('file_upload_handler', config.baseUrl).href;
+
   function writeJobs(w, sent) {
-    const url = (p) => new URL(p, config.baseUrl).href;
     const apps = new Set();
     const versions = new Map();
     for (const s of sent) {
@@ -153,7 +156,7 @@ function makeScheduler(db, results, config) {
     for (const { version: v, job, flops } of versions.values()) {
       w.open('file_info')
         .el('name', v.file_name)
-        .el('url', url(`download/${v.file_name}`))
+        .el('url', downloadUrl + v.file_name)   // a FILE_NAME: nothing to encode
         .flag('executable')
         .num('nbytes', Number(v.nbytes))
         .el('md5_cksum', v.md5)
@@ -178,7 +181,7 @@ function makeScheduler(db, results, config) {
       for (const o of s.outputs) {
         w.open('file_info')
           .el('name', o.name)
-          .el('upload_url', url('file_upload_handler'))
+          .el('upload_url', uploadUrl)
           .num('max_nbytes', Number(s.version.output_max_nbytes))
           .close('file_info');
       }
