@@ -91,7 +91,12 @@ pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
 const db = makeDb(pool, log);
 const parser = intake.makeParser({ parseMs: envInt('PARSE_TIMEOUT_MS', 5000) });
 const config = { baseUrl, projectName, dataDir, codeSignKey, limits, log, parser };
-const accounts = makeAccounts(db, { maxKeys: envInt('MAX_KEYS_PER_ACCOUNT', 20), scryptAtOnce: 2 });
+const accounts = makeAccounts(db, {
+  maxKeys: envInt('MAX_KEYS_PER_ACCOUNT', 20),
+  scryptAtOnce: 2,
+  cacheSecs: envInt('ACCOUNT_KEY_CACHE_SECS', 60),
+  cacheSize: envInt('ACCOUNT_KEY_CACHE', 10000),
+});
 const results = makeResults(db, config);
 const scheduler = makeScheduler(db, results, config);
 const webRpc = makeWebRpc(db, accounts, {
