@@ -202,7 +202,12 @@ function serverTicks() {
     const f = stat(name);
     if (f && f[1] === pm) pg += ticks(f);
   }
-  return { node: node ? ticks(node) : 0, pg };
+  // The whole machine's busy ticks (all CPUs; steal counted as busy), and
+  // this driver's own CPU, so that the others' load can be told apart.
+  const cpu = fs.readFileSync('/proc/stat', 'latin1').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const busy = cpu[0] + cpu[1] + cpu[2] + cpu[5] + cpu[6] + cpu[7];
+  const me = process.cpuUsage();
+  return { node: node ? ticks(node) : 0, pg, busy, driverUs: me.user + me.system };
 }
 
 function percentile(sorted, p) {
@@ -274,7 +279,8 @@ async function run(file, seconds, concurrency, warmup) {
     requests, all_requests: all, jobs, secs: Number(secs.toFixed(2)),
     rps: Number((requests / secs).toFixed(1)), jps: Number((jobs / secs).toFixed(1)),
     p50: Number(percentile(latencies, 0.5).toFixed(2)), p99: Number(percentile(latencies, 0.99).toFixed(2)),
-    node_ticks: cpu1.node - cpu0.node, pg_ticks: cpu1.pg - cpu0.pg,
+    node_ticks: cpu1.node - cpu0.node, pg_ticks: cpu1.pg - cpu0.pg, busy_ticks: cpu1.busy - cpu0.busy,
+    driver_us: cpu1.driverUs - cpu0.driverUs,
     failures, firstFailure,
   }));
 }

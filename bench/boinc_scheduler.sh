@@ -162,15 +162,18 @@ for n in $CLIENTS; do
     out=$(HELD=$HELD SERVER_PID=$SERVER_PID POSTMASTER_PID=$POSTMASTER_PID \
         bg_run node "$BENCH_DIR/boinc_load.js" run "$URL" "$AUTH" "$WORK/hosts" "$DURATION" "$n" "$WARMUP") ||
         die "the load driver failed"
-    read -r jps p50 p99 fails nms pms jobs all < <(node -e '
+    read -r jps p50 p99 fails nms pms jobs all others < <(node -e '
         const r = JSON.parse(process.argv[1]); const hz = Number(process.argv[2]);
         const per = (t) => (r.jobs ? t / hz * 1000 / r.jobs : 0).toFixed(2);
-        console.log(r.jps, r.p50, r.p99, r.failures, per(r.node_ticks), per(r.pg_ticks), r.jobs, r.all_requests);
+        // The rest of the machine: busy, less the front end, the cluster and this driver (% of one CPU).
+        const others = Math.max(0, (r.busy_ticks - r.node_ticks - r.pg_ticks) / hz - r.driver_us / 1e6) / r.secs * 100;
+        console.log(r.jps, r.p50, r.p99, r.failures, per(r.node_ticks), per(r.pg_ticks), r.jobs, r.all_requests,
+                    `driver ${(r.driver_us / 1e4 / r.secs).toFixed(0)}%, others ${others.toFixed(0)}% of a CPU`);
         if (r.failures) console.error("first failure: " + r.firstFailure);' "$out" "$CLK_TCK")
     [ "$jobs" -gt 0 ] || die "no jobs sent in the timed run: $out"
     tot=$(awk -v a="$nms" -v b="$pms" 'BEGIN { printf "%.2f", a + b }')
-    ROWS+=("front end|$n|$jps|$tot|$nms|$pms|$p50|$p99|$fails|$QUIET")
-    say "    $jps jobs/s, server CPU $tot ms/job (Node $nms, PostgreSQL $pms), p50 $p50 ms, p99 $p99 ms, $fails failed"
+    ROWS+=("front end|$n|$jps|$tot|$nms|$pms|$p50|$p99|$fails|$QUIET; during: $others")
+    say "    $jps jobs/s, server CPU $tot ms/job (Node $nms, PostgreSQL $pms), p50 $p50 ms, p99 $p99 ms, $fails failed; $others"
     PROFILES+=("--- front end, $n client(s): statements per scheduler request, warm-up included (pg_stat_statements;" \
                "mean us is wall time, waits for a CPU included)")
     PROFILES+=("$(psql_q -v db="$DB" -v n="$all" <<'EOF'
@@ -208,7 +211,7 @@ for n in $CLIENTS; do
     jobs=$(( $(in_progress) - before ))
     jps=$(awk -v j="$jobs" -v s="$DURATION" 'BEGIN { printf "%.1f", j / s }')
     cpu=$(awk -v us="$RUN_CPU_US" -v n="$RUN_N" -v j="$jobs" 'BEGIN { printf "%.2f", j ? us * n / j / 1000 : 0 }')
-    ROWS+=("request_work alone|$n|$jps|$cpu|-|$cpu|$RUN_P50|$RUN_P99|0|$RUN_QUIET")
+    ROWS+=("request_work alone|$n|$jps|$cpu|-|$cpu|$RUN_P50|$RUN_P99|0|$RUN_QUIET; during: pgbench $RUN_CLIENT_PCT%, others $RUN_OTHERS_PCT% of a CPU")
     say "    $jps jobs/s ($RUN_TPS tps), server CPU $cpu ms/job, p50 $RUN_P50 ms, p99 $RUN_P99 ms"
 done
 
