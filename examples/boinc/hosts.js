@@ -35,16 +35,17 @@ function makeHosts(db, { log }) {
   // (boinc.contact): allot.register_host only when the host states other
   // figures than it last did.  Null when it is not the account's, or allot
   // no longer has it (the operator deleted it).
-  async function update(acct, hostId, args, details) {
+  async function update(acct, hostId, args, details, compare) {
     try {
       const { rows } = await db.query({
         name: 'boinc-contact',
-        text: 'SELECT created, registered FROM boinc.contact($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, ' +
-              '$10, $11, $12, $13, $14, $15, $16, $17)',
-        values: [hostId, acct.id, JSON.stringify(args), ...args, ...details],
+        text: 'SELECT created, registered, open, current FROM boinc.contact($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, ' +
+              '$10, $11, $12, $13, $14, $15, $16, $17, $18)',
+        values: [hostId, acct.id, JSON.stringify(args), ...args, ...details, compare],
       });
       if (rows.length === 0) return null;
-      return { hostId, created: false, createdAt: Number(rows[0].created), registered: rows[0].registered };
+      const sides = compare ? { open: rows[0].open, current: rows[0].current } : null;
+      return { hostId, created: false, createdAt: Number(rows[0].created), registered: rows[0].registered, sides };
     } catch (err) {
       if (err instanceof DatabaseError && (err.code === 'P0002' || err.code === '42501')) {
         log(`[HOST#${hostId}] ${err.message}; registering the client as a new host`);
@@ -71,7 +72,9 @@ function makeHosts(db, { log }) {
     return rows[0] ? Number(rows[0].host_id) : null;
   }
 
-  // Returns {hostId, created, createdAt, reattached}.
+  // Returns {hostId, created, createdAt, reattached, sides}: sides, when the
+  // client sent its list (<other_results>), are what results.reconcile
+  // compares it with, read in the same statement: {open, current}.
   async function identify(acct, r) {
     const h = r.host;
     const flops = h.fpops >= 1 ? h.fpops : null;   // 0: the client does not know
@@ -79,7 +82,7 @@ function makeHosts(db, { log }) {
     const details = [h.hostCpid, h.domainName, h.osName, h.osVersion, r.platform, h.ncpus, flops, r.rpcSeqno];
     const known = r.hostid > 0 ? r.hostid : await reattached(acct, r);
     if (known !== null) {
-      const found = await update(acct, known, args, details);
+      const found = await update(acct, known, args, details, r.held.listed);
       if (found) return { ...found, reattached: r.hostid === 0 };
     }
     return db.transaction(async (c) => {
@@ -90,7 +93,9 @@ function makeHosts(db, { log }) {
         `INSERT INTO boinc.host (host_id, account_id, host_cpid, domain_name, os_name, os_version, platform,
                                  p_ncpus, p_fpops, rpc_seqno, last_rpc_at, stated)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`, [id, acct.id, ...details, JSON.stringify(args)]);
-      return { hostId: Number(id), created: true, createdAt: Math.floor(Date.now() / 1000), reattached: false };
+      // A new host has no results, and allot nothing in progress on it.
+      return { hostId: Number(id), created: true, createdAt: Math.floor(Date.now() / 1000), reattached: false,
+               sides: { open: [], current: [] } };
     });
   }
 

@@ -129,21 +129,14 @@ function makeResults(db, config) {
   // is lost or superseded, and returns {aborts, abortsIfNotStarted}.
   // Only this host's own sendings are ever closed: a name the client lists
   // that is not one of them changes nothing but its own reply.
-  async function reconcile(hostId, held) {
+  // sides: {open, current}, read before this request's reports
+  // (hosts.identify); the results it reports are left to report().
+  async function reconcile(hostId, held, sides) {
     // Without the list (the client sends one in every request, even when
     // empty) there is nothing to compare: what allot moved on from is
     // closed at a later request or by admin.js sweep.
-    if (!held.listed) return { aborts: [], abortsIfNotStarted: [] };
-    // Both sides in one statement.
-    const { rows: [{ open, current }] } = await db.query({
-      name: 'boinc-reconcile',
-      text: `SELECT (SELECT coalesce(json_agg(json_build_object('name', name, 'job_id', job_id, 'sending', sending) ORDER BY name), '[]')
-                       FROM boinc.result WHERE host_id = $1 AND outcome IS NULL) AS open,
-                    (SELECT coalesce(json_agg(json_build_object('job_id', job_id, 'sending', sending,
-                                                                'deadline', extract(epoch FROM deadline))), '[]')
-                       FROM allot.host_jobs($1)) AS current`,
-      values: [hostId],
-    });
+    if (!held.listed || sides === null) return { aborts: [], abortsIfNotStarted: [] };
+    const { open, current } = sides;
     const inProgress = new Map(current.map((j) => [String(j.job_id), j]));
     const nowSecs = Date.now() / 1000;
     const listed = new Set(held.others);
@@ -154,6 +147,9 @@ function makeResults(db, config) {
     const alive = new Set();   // names of the host's sendings allot has in progress
     const abortsIfNotStarted = [];
     for (const row of open) {
+      // Reported in this request: report() took it (or, failing, the
+      // client reports it again next time).
+      if (reported.has(row.name)) continue;
       const job = inProgress.get(String(row.job_id));
       if (job === undefined || (row.sending !== null && job.sending !== row.sending)) {
         superseded.push(row);

@@ -5,7 +5,8 @@
 //      accounts.js, before the rest is read);
 //   2. read and check every field the front end uses (hostile until checked);
 //   3. the host: registered in allot on first contact, found again after,
-//      also when the client attached again (hosts.js);
+//      also when the client attached again (hosts.js); in the same
+//      statement, both sides of step 5 are read;
 //   4. reports first: allot.report_job per <result>, naming its sending,
 //      each acknowledged (results.js);
 //   5. the client's list of what it holds against allot's: lost sendings
@@ -244,7 +245,7 @@ function makeScheduler(db, results, config) {
     }
 
     // Before any job is sent: a result sent in this reply is in no list yet.
-    const { aborts, abortsIfNotStarted } = await results.reconcile(h.hostId, r.held);
+    const { aborts, abortsIfNotStarted } = await results.reconcile(h.hostId, r.held, h.sides ?? null);
 
     const request = workRequest(r);
     let outcome = { reply: null, sent: [], credit: null };

@@ -165,13 +165,16 @@ COMMENT ON TABLE boinc.output_file IS 'Output files of results: upload names, si
 -- what the client says of itself; allot.register_host is called only when
 -- what the host states to allot (p_stated, the arguments as text) is not
 -- what it last stated.  Returns the host's creation time (Unix seconds) and
--- whether it registered, or no row when the account has no such host.
+-- whether it registered, or no row when the account has no such host; with
+-- p_compare, also both sides of the client's list (results.js reconcile):
+-- the host's results the front end has not closed, and the sendings allot
+-- has in progress on it (allot.host_jobs).
 CREATE OR REPLACE FUNCTION boinc.contact(
         p_host bigint, p_account bigint, p_stated text,
         p_name text, p_os text, p_cpu_flags text[], p_threads int, p_cpu_flops double precision, p_coprocs jsonb,
         p_host_cpid text, p_domain_name text, p_os_name text, p_os_version text, p_platform text,
-        in_ncpus int, in_fpops double precision, in_rpc_seqno bigint)
-    RETURNS TABLE (created bigint, registered boolean)
+        in_ncpus int, in_fpops double precision, in_rpc_seqno bigint, p_compare boolean)
+    RETURNS TABLE (created bigint, registered boolean, open json, current json)
     LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -192,6 +195,15 @@ BEGIN
            platform = p_platform, p_ncpus = in_ncpus, p_fpops = in_fpops, rpc_seqno = in_rpc_seqno,
            last_rpc_at = now(), stated = p_stated
      WHERE host_id = p_host;
+    IF p_compare THEN
+        SELECT (SELECT coalesce(json_agg(json_build_object('name', r.name, 'job_id', r.job_id, 'sending', r.sending)
+                                         ORDER BY r.name), '[]')
+                  FROM boinc.result r WHERE r.host_id = p_host AND r.outcome IS NULL),
+               (SELECT coalesce(json_agg(json_build_object('job_id', j.job_id, 'sending', j.sending,
+                                                           'deadline', extract(epoch FROM j.deadline))), '[]')
+                  FROM allot.host_jobs(p_host) j)
+          INTO open, current;
+    END IF;
     RETURN NEXT;
 END
 $$;
