@@ -35,13 +35,12 @@ function makeHosts(db, { log }) {
   // (boinc.contact): allot.register_host only when the host states other
   // figures than it last did.  Null when it is not the account's, or allot
   // no longer has it (the operator deleted it).
-  async function update(acct, hostId, args, details, compare) {
+  async function update(acct, hostId, args, compare) {
     try {
       const { rows } = await db.query({
         name: 'boinc-contact',
-        text: 'SELECT created, registered, open, current FROM boinc.contact($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, ' +
-              '$10, $11, $12, $13, $14, $15, $16, $17, $18)',
-        values: [hostId, acct.id, JSON.stringify(args), ...args, ...details, compare],
+        text: 'SELECT created, registered, open, current FROM boinc.contact($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10)',
+        values: [hostId, acct.id, JSON.stringify(args), ...args, compare],
       });
       if (rows.length === 0) return null;
       const sides = compare ? { open: rows[0].open, current: rows[0].current } : null;
@@ -53,6 +52,12 @@ function makeHosts(db, { log }) {
       }
       throw err;
     }
+  }
+
+  // What the client says of itself, and that it asked (boinc.note), when
+  // no boinc.send_work did it.
+  async function note(hostId, details) {
+    await db.query({ name: 'boinc-note', text: 'SELECT boinc.note($1, $2::text[])', values: [hostId, details] });
   }
 
   // What the host stated is to be registered again at its next request
@@ -72,9 +77,10 @@ function makeHosts(db, { log }) {
     return rows[0] ? Number(rows[0].host_id) : null;
   }
 
-  // Returns {hostId, created, createdAt, reattached, sides}: sides, when the
-  // client sent its list (<other_results>), are what results.reconcile
-  // compares it with, read in the same statement: {open, current}.
+  // Returns {hostId, created, createdAt, reattached, sides, details}: sides,
+  // when the client sent its list (<other_results>), are what
+  // results.reconcile compares it with, read in the same statement: {open,
+  // current}; details, what boinc.note is to note of a known host.
   async function identify(acct, r) {
     const h = r.host;
     const flops = h.fpops >= 1 ? h.fpops : null;   // 0: the client does not know
@@ -82,8 +88,8 @@ function makeHosts(db, { log }) {
     const details = [h.hostCpid, h.domainName, h.osName, h.osVersion, r.platform, h.ncpus, flops, r.rpcSeqno];
     const known = r.hostid > 0 ? r.hostid : await reattached(acct, r);
     if (known !== null) {
-      const found = await update(acct, known, args, details, r.held.listed);
-      if (found) return { ...found, reattached: r.hostid === 0 };
+      const found = await update(acct, known, args, r.held.listed);
+      if (found) return { ...found, reattached: r.hostid === 0, details: details.map((d) => (d === null ? null : String(d))) };
     }
     return db.transaction(async (c) => {
       const { rows } = await c.query('SELECT allot.register_host(NULL, $1, $2, $3, $4, $5, $6::jsonb) AS id', args);
@@ -95,11 +101,11 @@ function makeHosts(db, { log }) {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`, [id, acct.id, ...details, JSON.stringify(args)]);
       // A new host has no results, and allot nothing in progress on it.
       return { hostId: Number(id), created: true, createdAt: Math.floor(Date.now() / 1000), reattached: false,
-               sides: { open: [], current: [] } };
+               sides: { open: [], current: [] }, details: null };
     });
   }
 
-  return { identify, forget };
+  return { identify, note, forget };
 }
 
 module.exports = { makeHosts };

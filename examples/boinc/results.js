@@ -210,7 +210,8 @@ function makeResults(db, config) {
   // sent: allot's choice is undone, and the request asked again without its
   // workload (and so are this kind of host's next requests, for a while).
   // Returns {reply, sent, credit: {total, expavg}}.
-  async function send(hostId, request, kind) {
+  // details: what boinc.note notes of a known host (null for a new one).
+  async function send(hostId, request, kind, details) {
     const now = Date.now();
     for (let attempt = 0; ; attempt++) {
       const exclude = exclusions(kind, now);
@@ -218,8 +219,9 @@ function makeResults(db, config) {
       try {
         ({ rows: [row] } = await db.query({
           name: 'boinc-send-work',
-          text: 'SELECT reply, names, command_lines, versions, total_credit, expavg_credit FROM boinc.send_work($1, $2::jsonb, $3::bigint[])',
-          values: [hostId, JSON.stringify(request), exclude],
+          text: 'SELECT reply, names, command_lines, versions, total_credit, expavg_credit ' +
+                'FROM boinc.send_work($1, $2::jsonb, $3::bigint[], $4::text[])',
+          values: [hostId, JSON.stringify(request), exclude, details],
         }));
       } catch (err) {
         if (!(err instanceof DatabaseError && err.code === NO_EXECUTABLE && attempt < 3)) throw err;

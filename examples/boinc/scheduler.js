@@ -249,9 +249,11 @@ function makeScheduler(db, results, config) {
 
     const request = workRequest(r);
     let outcome = { reply: null, sent: [], credit: null };
+    let noted = h.details === null;   // a new host's row was just made
     if (request !== null) {
       try {
-        outcome = await results.send(h.hostId, request, hostKind(r));
+        outcome = await results.send(h.hostId, request, hostKind(r), h.details);
+        noted = true;
       } catch (err) {
         if (err instanceof Unavailable || (err instanceof DatabaseError && !isPermanent(err))) throw err;
         log(`${tag} no work sent: ${err.message}`);
@@ -262,6 +264,7 @@ function makeScheduler(db, results, config) {
       }
     }
 
+    if (!noted) await hosts.note(h.hostId, h.details);
     const mine = outcome.credit ?? await hostCredit(h.hostId);
     const user = await accountCredit(acct.id, h.hostId, mine);
 

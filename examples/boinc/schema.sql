@@ -161,19 +161,20 @@ COMMENT ON TABLE boinc.output_file IS 'Output files of results: upload names, si
 -- hosts.js, results.js).  They run with the caller's rights (the front
 -- end's login) and name every object with its schema.
 
--- A known host's contact: host p_host of account p_account, locked, gets
--- what the client says of itself; allot.register_host is called only when
--- what the host states to allot (p_stated, the arguments as text) is not
--- what it last stated.  Returns the host's creation time (Unix seconds) and
--- whether it registered, or no row when the account has no such host; with
--- p_compare, also both sides of the client's list (results.js reconcile):
--- the host's results the front end has not closed, and the sendings allot
--- has in progress on it (allot.host_jobs).
+-- A known host's contact: host p_host of account p_account.
+-- allot.register_host is called only when what the host states to allot
+-- (p_stated, the arguments as text) is not what it last stated; else this
+-- reads and writes nothing more (what the client says of itself is noted by
+-- boinc.send_work or boinc.note, in the request's last transaction).
+-- Returns the host's creation time (Unix seconds) and whether it
+-- registered, or no row when the account has no such host; with p_compare,
+-- also both sides of the client's list (results.js reconcile): the host's
+-- results the front end has not closed, and the sendings allot has in
+-- progress on it (allot.host_jobs).
 CREATE OR REPLACE FUNCTION boinc.contact(
         p_host bigint, p_account bigint, p_stated text,
         p_name text, p_os text, p_cpu_flags text[], p_threads int, p_cpu_flops double precision, p_coprocs jsonb,
-        p_host_cpid text, p_domain_name text, p_os_name text, p_os_version text, p_platform text,
-        in_ncpus int, in_fpops double precision, in_rpc_seqno bigint, p_compare boolean)
+        p_compare boolean)
     RETURNS TABLE (created bigint, registered boolean, open json, current json)
     LANGUAGE plpgsql VOLATILE
 AS $$
@@ -181,20 +182,15 @@ DECLARE
     was text;
 BEGIN
     SELECT extract(epoch FROM h.created_at)::bigint, h.stated INTO created, was
-      FROM boinc.host h WHERE h.host_id = p_host AND h.account_id = p_account
-       FOR UPDATE;
+      FROM boinc.host h WHERE h.host_id = p_host AND h.account_id = p_account;
     IF NOT FOUND THEN
         RETURN;
     END IF;
     registered := was IS DISTINCT FROM p_stated;
     IF registered THEN
         PERFORM allot.register_host(p_host, p_name, p_os, p_cpu_flags, p_threads, p_cpu_flops, p_coprocs);
+        UPDATE boinc.host SET stated = p_stated WHERE host_id = p_host;
     END IF;
-    UPDATE boinc.host
-       SET host_cpid = p_host_cpid, domain_name = p_domain_name, os_name = p_os_name, os_version = p_os_version,
-           platform = p_platform, p_ncpus = in_ncpus, p_fpops = in_fpops, rpc_seqno = in_rpc_seqno,
-           last_rpc_at = now(), stated = p_stated
-     WHERE host_id = p_host;
     IF p_compare THEN
         SELECT (SELECT coalesce(json_agg(json_build_object('name', r.name, 'job_id', r.job_id, 'sending', r.sending)
                                          ORDER BY r.name), '[]')
@@ -208,6 +204,20 @@ BEGIN
 END
 $$;
 
+-- What the client says of itself in a request, and that it asked: noted
+-- on host p_host (p_details: host_cpid, domain_name, os_name, os_version,
+-- platform, p_ncpus, p_fpops, rpc_seqno, as text).
+CREATE OR REPLACE FUNCTION boinc.note(p_host bigint, p_details text[])
+    RETURNS void
+    LANGUAGE sql VOLATILE
+AS $$
+    UPDATE boinc.host
+       SET host_cpid = p_details[1], domain_name = p_details[2], os_name = p_details[3], os_version = p_details[4],
+           platform = p_details[5], p_ncpus = p_details[6]::int, p_fpops = p_details[7]::double precision,
+           rpc_seqno = p_details[8]::bigint, last_rpc_at = now()
+     WHERE host_id = p_host;
+$$;
+
 -- One allot.request_work for host p_host and, in the same transaction, the
 -- front end's rows for what it sent: a result per job, named
 -- job{J}_{S}_{96 random bits} (from gen_random_uuid, PostgreSQL's strong
@@ -218,8 +228,9 @@ $$;
 -- array), and nothing is changed; the caller asks again without them.
 -- Returns allot's reply, the results' names and command lines in the order
 -- of its jobs, the app versions they use (their rows of boinc.app_version,
--- by id), and the host's credit (allot.host_credit).
-CREATE OR REPLACE FUNCTION boinc.send_work(p_host bigint, p_request jsonb, p_exclude bigint[])
+-- by id), and the host's credit (allot.host_credit).  What the client says
+-- of itself is noted first (boinc.note, p_details), in the same transaction.
+CREATE OR REPLACE FUNCTION boinc.send_work(p_host bigint, p_request jsonb, p_exclude bigint[], p_details text[])
     RETURNS TABLE (reply jsonb, names text[], command_lines text[], versions jsonb,
                    total_credit double precision, expavg_credit double precision)
     LANGUAGE plpgsql VOLATILE
@@ -228,6 +239,9 @@ DECLARE
     missing bigint[];
     workloads bigint[];
 BEGIN
+    IF p_details IS NOT NULL THEN   -- NULL: a new host, its row just made
+        PERFORM boinc.note(p_host, p_details);
+    END IF;
     reply := allot.request_work(p_host, CASE WHEN cardinality(p_exclude) > 0
                                              THEN p_request || jsonb_build_object('exclude', to_jsonb(p_exclude))
                                              ELSE p_request END);
