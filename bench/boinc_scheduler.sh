@@ -68,7 +68,7 @@ EXAMPLES=$BENCH_DIR/../examples
 # shellcheck source=bench/cluster.sh
 source "$BENCH_DIR/cluster.sh"
 DB=bench_boinc
-command -v node >/dev/null && command -v npm >/dev/null || die "node and npm are needed"
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then die "node and npm are needed"; fi
 mkdir -p "$BENCH_DIR/out"
 STAMP=$(date +%Y%m%d-%H%M%S)
 REPORT="$BENCH_DIR/out/boinc_scheduler-$STAMP.txt"
@@ -148,7 +148,6 @@ node "$BENCH_DIR/boinc_load.js" register "$URL" "$AUTH" "$NHOSTS" "$WORK/hosts" 
     die "registering hosts failed (front end log: $(tail -n 5 "$WORK/fe.log"))"
 HOSTS=$(wc -l <"$WORK/hosts")
 say "database and $HOSTS hosts ready in $((SECONDS - t0)) s"
-EXT=$(sql "SELECT extversion FROM pg_extension WHERE extname = 'allot'")
 
 # ---------------------------------------------------------------------------
 START_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -162,6 +161,7 @@ for n in $CLIENTS; do
     out=$(HELD=$HELD SERVER_PID=$SERVER_PID POSTMASTER_PID=$POSTMASTER_PID \
         bg_run node "$BENCH_DIR/boinc_load.js" run "$URL" "$AUTH" "$WORK/hosts" "$DURATION" "$n" "$WARMUP") ||
         die "the load driver failed"
+    # shellcheck disable=SC2016  # JavaScript, not shell
     read -r jps p50 p99 fails nms pms jobs all others < <(node -e '
         const r = JSON.parse(process.argv[1]); const hz = Number(process.argv[2]);
         const per = (t) => (r.jobs ? t / hz * 1000 / r.jobs : 0).toFixed(2);
