@@ -4,7 +4,8 @@
 //
 //   node boinc_load.js register BASE_URL AUTHENTICATOR NHOSTS HOSTS_FILE
 //       NHOSTS new hosts, each by a first request with <hostid>0</hostid>
-//       and a host_cpid of its own; their host ids into HOSTS_FILE
+//       and a host_cpid of its own; into HOSTS_FILE, one line each: its host
+//       id, host_cpid and the results it was sent (comma-separated)
 //   node boinc_load.js run BASE_URL AUTHENTICATOR HOSTS_FILE SECONDS CONCURRENCY [WARMUP]
 //       CONCURRENCY clients, each on one kept-alive connection, each asking
 //       for its own hosts in turn (client k: hosts k, k + CONCURRENCY, ...),
@@ -225,7 +226,9 @@ async function register(nhosts, file) {
     const r = await ask(agent, host);
     if (!r.ok || host.id === 0) throw new Error(`host ${n} was not registered: ${r.text.slice(0, 400)}`);
     key ??= host.key;
-    ids.push(`${host.id} ${host.cpid}`);
+    // The results it was sent, which it holds (and lists with HELD=1).
+    const sent = [...r.text.matchAll(/<result>\n<name>([^<]+)<\/name>/g)].map((m) => m[1]);
+    ids.push(`${host.id} ${host.cpid} ${sent.join(',')}`);
   }
   fs.writeFileSync(file, `${ids.join('\n')}\n`);
   agent.destroy();
@@ -234,8 +237,10 @@ async function register(nhosts, file) {
 
 async function run(file, seconds, concurrency, warmup) {
   const hosts = fs.readFileSync(file, 'utf8').trim().split('\n').map((line, n) => {
-    const [id] = line.split(' ');
-    return newHost(n, Number(id));
+    const [id, , sent] = line.split(' ');
+    const host = newHost(n, Number(id));
+    if (held && sent) host.results.push(...sent.split(','));
+    return host;
   });
   const latencies = [];
   let requests = 0;
@@ -272,6 +277,8 @@ async function run(file, seconds, concurrency, warmup) {
     agent.destroy();
   };
   await Promise.all(Array.from({ length: concurrency }, (_, k) => client(k)));
+  // What the hosts hold now, for the next run (HELD=1 lists it).
+  if (held) fs.writeFileSync(file, `${hosts.map((h) => `${h.id} ${h.cpid} ${h.results.join(',')}`).join('\n')}\n`);
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu1 = serverTicks();
   latencies.sort((a, b) => a - b);
