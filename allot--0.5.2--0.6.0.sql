@@ -645,15 +645,21 @@ COMMENT ON FUNCTION allot.report_job(bigint, bigint, text, double precision, dou
                                      double precision, timestamptz, int) IS
     'A host returns a job: success, error, aborted or lost; naming the sending (request_work''s reply gives it) refuses a report of a sending the job has moved on from; a repeated identical report gets the same answer';
 
+/* plpgsql, so that its plan is kept: a SQL function that cannot be inlined
+ * (SECURITY DEFINER) is planned afresh on every call, 0.17 ms of a front
+ * end's scheduler request. */
 CREATE FUNCTION allot.host_jobs(host_id bigint)
     RETURNS TABLE (job_id bigint, sending int, sent_at timestamptz, deadline timestamptz)
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
+BEGIN
+    RETURN QUERY
     SELECT j.id, j.sending, j.sent_at, j.deadline
       FROM allot.job j
      WHERE j.host_id = host_jobs.host_id AND j.state = 'in_progress'
-     ORDER BY j.id
+     ORDER BY j.id;
+END
 $$;
 COMMENT ON FUNCTION allot.host_jobs(bigint) IS
     'The jobs in progress on a host, with their sendings: what a front end compares with what the host says it has';
