@@ -207,15 +207,19 @@ $$;
 -- What the client says of itself in a request, and that it asked: noted
 -- on host p_host (p_details: host_cpid, domain_name, os_name, os_version,
 -- platform, p_ncpus, p_fpops, rpc_seqno, as text).
+-- (plpgsql, so that its plan is kept: a SQL function's is made afresh on
+-- every call.)
 CREATE OR REPLACE FUNCTION boinc.note(p_host bigint, p_details text[])
     RETURNS void
-    LANGUAGE sql VOLATILE
+    LANGUAGE plpgsql VOLATILE
 AS $$
+BEGIN
     UPDATE boinc.host
        SET host_cpid = p_details[1], domain_name = p_details[2], os_name = p_details[3], os_version = p_details[4],
            platform = p_details[5], p_ncpus = p_details[6]::int, p_fpops = p_details[7]::double precision,
            rpc_seqno = p_details[8]::bigint, last_rpc_at = now()
      WHERE host_id = p_host;
+END
 $$;
 
 -- One allot.request_work for host p_host and, in the same transaction, the
