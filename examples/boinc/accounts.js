@@ -59,8 +59,18 @@ function makeGate(n) {
   };
 }
 
-function makeAccounts(db, { maxKeys = 20, scryptAtOnce = 2 } = {}) {
+function makeAccounts(db, { maxKeys = 20, scryptAtOnce = 2, cacheSecs = 60, cacheSize = 10000 } = {}) {
   const gate = makeGate(scryptAtOnce);
+
+  // Keys found, by their SHA-256 (hex): {account, at (ms)}, kept cacheSecs,
+  // at most cacheSize of them, so that the hosts of an account with many
+  // ask without a lookup each.  A key this process drops (issueKey) is
+  // dropped here at once; one dropped elsewhere (an account deleted by the
+  // operator) works at most cacheSecs longer.  Unknown keys are not kept.
+  const known = new Map();
+  const forgetAccount = (accountId) => {
+    for (const [hash, k] of known) if (k.account.id === accountId) known.delete(hash);
+  };
 
   const derive = (passwdHash, salt, p) => gate(() => scrypt(passwdHash, salt, 32, { ...SCRYPT, N: p.N, r: p.r, p: p.p }));
 
@@ -88,6 +98,7 @@ function makeAccounts(db, { maxKeys = 20, scryptAtOnce = 2 } = {}) {
   // dropped.  Runs in the caller's transaction.
   async function issueKey(c, accountId) {
     const key = newKey();
+    forgetAccount(accountId);
     await c.query('INSERT INTO boinc.account_key (key_sha256, account_id) VALUES ($1, $2)', [keyHash(key), accountId]);
     await c.query(
       `DELETE FROM boinc.account_key WHERE key_sha256 IN (
@@ -101,14 +112,29 @@ function makeAccounts(db, { maxKeys = 20, scryptAtOnce = 2 } = {}) {
     // key's use, at most once an hour (it decides which key makes way).
     async identify(authenticator) {
       if (authenticator === '') return null;
-      const { rows } = await db.query(
-        `WITH used AS (
-           UPDATE boinc.account_key SET used_at = now()
-            WHERE key_sha256 = $1 AND (used_at IS NULL OR used_at < now() - interval '1 hour'))
-         SELECT a.id, a.name, extract(epoch FROM a.created_at)::bigint AS created
-           FROM boinc.account_key k JOIN boinc.account a ON a.id = k.account_id
-          WHERE k.key_sha256 = $1`, [keyHash(authenticator)]);
-      return rows[0] ?? null;
+      const hash = keyHash(authenticator);
+      const hex = hash.toString('hex');
+      const now = Date.now();
+      const kept = known.get(hex);
+      if (kept !== undefined && now - kept.at <= cacheSecs * 1000) return kept.account;
+      const { rows } = await db.query({
+        name: 'boinc-account',
+        text: `WITH used AS (
+                 UPDATE boinc.account_key SET used_at = now()
+                  WHERE key_sha256 = $1 AND (used_at IS NULL OR used_at < now() - interval '1 hour'))
+               SELECT a.id, a.name, extract(epoch FROM a.created_at)::bigint AS created
+                 FROM boinc.account_key k JOIN boinc.account a ON a.id = k.account_id
+                WHERE k.key_sha256 = $1`,
+        values: [hash],
+      });
+      known.delete(hex);
+      if (rows[0] === undefined) return null;
+      const account = rows[0];
+      if (cacheSecs > 0) {
+        known.set(hex, { account, at: now });
+        if (known.size > cacheSize) known.delete(known.keys().next().value);
+      }
+      return account;
     },
 
     // A new account, or a new key of the account of that email address

@@ -1,6 +1,8 @@
 'use strict';
 // The host a scheduler request comes from: registered in allot on first
-// contact (allot.register_host), updated on every later one.
+// contact (allot.register_host), and again whenever it states other figures
+// (name, platform, CPU flags, CPUs, FLOPS, coprocessors) than it last did;
+// what the client says of itself is kept on every contact.
 //
 // Which host it is:
 //   - the <hostid> the client names, when it is one of this account's;
@@ -29,27 +31,39 @@ function allotCoprocs(coprocs) {
 }
 
 function makeHosts(db, { log }) {
-  // Update host hostId of the account from the request; null when it is not
-  // the account's, or allot no longer has it (the operator deleted it).
-  async function update(acct, hostId, args, details) {
-    return db.transaction(async (c) => {
-      const { rows } = await c.query(
-        'SELECT extract(epoch FROM created_at)::bigint AS created FROM boinc.host WHERE host_id = $1 AND account_id = $2 FOR UPDATE',
-        [hostId, acct.id]);
+  // Update host hostId of the account from the request, in one statement
+  // (boinc.contact): allot.register_host only when the host states other
+  // figures than it last did.  Null when it is not the account's, or allot
+  // no longer has it (the operator deleted it).
+  async function update(acct, hostId, args, compare) {
+    try {
+      const { rows } = await db.query({
+        name: 'boinc-contact',
+        text: 'SELECT created, registered, open, current FROM boinc.contact($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10)',
+        values: [hostId, acct.id, JSON.stringify(args), ...args, compare],
+      });
       if (rows.length === 0) return null;
-      await c.query('SELECT allot.register_host($1, $2, $3, $4, $5, $6, $7::jsonb)', [hostId, ...args]);
-      await c.query(
-        `UPDATE boinc.host SET host_cpid = $2, domain_name = $3, os_name = $4, os_version = $5, platform = $6,
-                p_ncpus = $7, p_fpops = $8, rpc_seqno = $9, last_rpc_at = now()
-          WHERE host_id = $1`, [hostId, ...details]);
-      return { hostId, created: false, createdAt: Number(rows[0].created) };
-    }).catch((err) => {
+      const sides = compare ? { open: rows[0].open, current: rows[0].current } : null;
+      return { hostId, created: false, createdAt: Number(rows[0].created), registered: rows[0].registered, sides };
+    } catch (err) {
       if (err instanceof DatabaseError && (err.code === 'P0002' || err.code === '42501')) {
         log(`[HOST#${hostId}] ${err.message}; registering the client as a new host`);
         return null;
       }
       throw err;
-    });
+    }
+  }
+
+  // What the client says of itself, and that it asked (boinc.note), when
+  // no boinc.send_work did it.
+  async function note(hostId, details) {
+    await db.query({ name: 'boinc-note', text: 'SELECT boinc.note($1, $2::text[])', values: [hostId, details] });
+  }
+
+  // What the host stated is to be registered again at its next request
+  // (allot refused a request of it: the operator may have deleted it).
+  async function forget(hostId) {
+    await db.query({ name: 'boinc-forget', text: 'UPDATE boinc.host SET stated = NULL WHERE host_id = $1', values: [hostId] });
   }
 
   // The account's host this client was before it attached again, or null.
@@ -63,7 +77,10 @@ function makeHosts(db, { log }) {
     return rows[0] ? Number(rows[0].host_id) : null;
   }
 
-  // Returns {hostId, created, createdAt, reattached}.
+  // Returns {hostId, created, createdAt, reattached, sides, details}: sides,
+  // when the client sent its list (<other_results>), are what
+  // results.reconcile compares it with, read in the same statement: {open,
+  // current}; details, what boinc.note is to note of a known host.
   async function identify(acct, r) {
     const h = r.host;
     const flops = h.fpops >= 1 ? h.fpops : null;   // 0: the client does not know
@@ -71,8 +88,8 @@ function makeHosts(db, { log }) {
     const details = [h.hostCpid, h.domainName, h.osName, h.osVersion, r.platform, h.ncpus, flops, r.rpcSeqno];
     const known = r.hostid > 0 ? r.hostid : await reattached(acct, r);
     if (known !== null) {
-      const found = await update(acct, known, args, details);
-      if (found) return { ...found, reattached: r.hostid === 0 };
+      const found = await update(acct, known, args, r.held.listed);
+      if (found) return { ...found, reattached: r.hostid === 0, details: details.map((d) => (d === null ? null : String(d))) };
     }
     return db.transaction(async (c) => {
       const { rows } = await c.query('SELECT allot.register_host(NULL, $1, $2, $3, $4, $5, $6::jsonb) AS id', args);
@@ -80,13 +97,15 @@ function makeHosts(db, { log }) {
       if (Number(id) > MAX_INT32) throw new Error(`host id ${id} does not fit BOINC's 32-bit host ids`);
       await c.query(
         `INSERT INTO boinc.host (host_id, account_id, host_cpid, domain_name, os_name, os_version, platform,
-                                 p_ncpus, p_fpops, rpc_seqno, last_rpc_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now())`, [id, acct.id, ...details]);
-      return { hostId: Number(id), created: true, createdAt: Math.floor(Date.now() / 1000), reattached: false };
+                                 p_ncpus, p_fpops, rpc_seqno, last_rpc_at, stated)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`, [id, acct.id, ...details, JSON.stringify(args)]);
+      // A new host has no results, and allot nothing in progress on it.
+      return { hostId: Number(id), created: true, createdAt: Math.floor(Date.now() / 1000), reattached: false,
+               sides: { open: [], current: [] }, details: null };
     });
   }
 
-  return { identify };
+  return { identify, note, forget };
 }
 
 module.exports = { makeHosts };

@@ -26,9 +26,13 @@
 //                   it, and one that has not started will not (BOINC's rule
 //                   for timed-out results, where a late result may count).
 
-const crypto = require('node:crypto');
+const { DatabaseError } = require('pg');
 const files = require('./files');
 const { isPermanent } = require('./db');
+
+// boinc.send_work's error: allot chose a job whose app version has no
+// executable here (schema.sql).
+const NO_EXECUTABLE = 'BX001';
 
 function makeResults(db, config) {
   const { log, limits, dataDir } = config;
@@ -125,11 +129,16 @@ function makeResults(db, config) {
   // is lost or superseded, and returns {aborts, abortsIfNotStarted}.
   // Only this host's own sendings are ever closed: a name the client lists
   // that is not one of them changes nothing but its own reply.
-  async function reconcile(hostId, held) {
-    const { rows: open } = await db.query(
-      'SELECT name, job_id, sending FROM boinc.result WHERE host_id = $1 AND outcome IS NULL ORDER BY name', [hostId]);
-    const { rows: current } = await db.query('SELECT job_id, sending, deadline FROM allot.host_jobs($1)', [hostId]);
+  // sides: {open, current}, read before this request's reports
+  // (hosts.identify); the results it reports are left to report().
+  async function reconcile(hostId, held, sides) {
+    // Without the list (the client sends one in every request, even when
+    // empty) there is nothing to compare: what allot moved on from is
+    // closed at a later request or by admin.js sweep.
+    if (!held.listed || sides === null) return { aborts: [], abortsIfNotStarted: [] };
+    const { open, current } = sides;
     const inProgress = new Map(current.map((j) => [String(j.job_id), j]));
+    const nowSecs = Date.now() / 1000;
     const listed = new Set(held.others);
     const reported = new Set(held.reported);
     const holds = (name) => listed.has(name) || reported.has(name);
@@ -138,6 +147,9 @@ function makeResults(db, config) {
     const alive = new Set();   // names of the host's sendings allot has in progress
     const abortsIfNotStarted = [];
     for (const row of open) {
+      // Reported in this request: report() took it (or, failing, the
+      // client reports it again next time).
+      if (reported.has(row.name)) continue;
       const job = inProgress.get(String(row.job_id));
       if (job === undefined || (row.sending !== null && job.sending !== row.sending)) {
         superseded.push(row);
@@ -147,7 +159,7 @@ function makeResults(db, config) {
       if (!holds(row.name)) {
         // A list cut short (limits.maxHeld) proves nothing lost.
         if (held.listed && held.complete) lost.push(row);
-      } else if (listed.has(row.name) && job.deadline < new Date()) {
+      } else if (listed.has(row.name) && job.deadline !== null && job.deadline < nowSecs) {
         abortsIfNotStarted.push(row.name);
       }
     }
@@ -179,47 +191,63 @@ function makeResults(db, config) {
     return { aborts, abortsIfNotStarted };
   }
 
+  // Workloads not asked for, per kind of host (platform and coprocessor
+  // types): allot chose for a host of that kind a job whose app version has
+  // no executable here.  Each is left out for limits.excludeSecs, then
+  // asked for again (the operator may have added the executable).
+  const excluded = new Map();   // kind -> Map(workload id -> until, ms)
+
+  function exclusions(kind, now) {
+    const map = excluded.get(kind);
+    if (map === undefined) return [];
+    for (const [id, until] of map) if (until <= now) map.delete(id);
+    return [...map.keys()];
+  }
+
   // One request_work, and the front end's rows for what it sent, in one
-  // transaction: a job is never in progress without its BOINC result.
-  async function send(hostId, request) {
-    return db.transaction(async (c) => {
-      const { rows: [{ reply }] } = await c.query('SELECT allot.request_work($1, $2::jsonb) AS reply',
-        [hostId, JSON.stringify(request)]);
+  // statement (boinc.send_work): a job is never in progress without its
+  // BOINC result.  A job of an app version without an executable is never
+  // sent: allot's choice is undone, and the request asked again without its
+  // workload (and so are this kind of host's next requests, for a while).
+  // Returns {reply, sent, credit: {total, expavg}}.
+  // details: what boinc.note notes of a known host (null for a new one).
+  async function send(hostId, request, kind, details) {
+    const now = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      const exclude = exclusions(kind, now);
+      let row;
+      try {
+        ({ rows: [row] } = await db.query({
+          name: 'boinc-send-work',
+          text: 'SELECT reply, names, command_lines, versions, total_credit, expavg_credit ' +
+                'FROM boinc.send_work($1, $2::jsonb, $3::bigint[], $4::text[])',
+          values: [hostId, JSON.stringify(request), exclude, details],
+        }));
+      } catch (err) {
+        if (!(err instanceof DatabaseError && err.code === NO_EXECUTABLE && attempt < 3)) throw err;
+        const map = excluded.get(kind) ?? new Map();
+        excluded.set(kind, map);
+        const workloads = JSON.parse(err.detail);
+        for (const id of workloads) map.set(String(id), now + limits.excludeSecs * 1000);
+        log(`[HOST#${hostId}] ${err.message} (node admin.js add-app-version): workload(s) ${workloads.join(', ')} ` +
+            `not sent to hosts of ${kind} for ${limits.excludeSecs} s`);
+        continue;
+      }
+      const { reply, names, command_lines: commandLines, versions } = row;
+      const credit = { total: row.total_credit ?? 0, expavg: row.expavg_credit ?? 0 };
       const jobs = reply.jobs ?? [];
-      if (jobs.length === 0) return { reply, sent: [] };
-      const versionIds = [...new Set(jobs.map((j) => String(j.app_version_id)))];
-      const { rows: versions } = await c.query(
-        'SELECT * FROM boinc.app_version WHERE app_version_id = ANY ($1::bigint[])', [versionIds]);
-      const byId = new Map(versions.map((v) => [String(v.app_version_id), v]));
-      const missing = versionIds.filter((id) => !byId.has(id));
-      if (missing.length > 0) {
-        // The operator has not registered an executable: send nothing, so
-        // that no job is lost (the transaction rolls back).
-        throw new Error(`allot app version(s) ${missing.join(', ')} have no executable: node admin.js add-app-version`);
-      }
-      const { rows: wus } = await c.query(
-        'SELECT job_id, command_line FROM boinc.workunit WHERE job_id = ANY ($1::bigint[])',
-        [jobs.map((j) => String(j.job_id))]);
-      const commandLines = new Map(wus.map((w) => [String(w.job_id), w.command_line]));
-      const sent = [];
-      for (const job of jobs) {
-        const version = byId.get(String(job.app_version_id));
-        const name = `job${job.job_id}_${job.sending}_${crypto.randomBytes(12).toString('hex')}`;
-        const deadline = job.deadline ? Date.parse(job.deadline) / 1000 : Date.now() / 1000 + 7 * 86400;
-        await c.query(
-          `INSERT INTO boinc.result (name, job_id, sending, host_id, app_version_id, app_units, deadline)
-           VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7))`,
-          [name, job.job_id, job.sending, hostId, job.app_version_id, job.predicted_app_units ?? 1, deadline]);
-        const outputs = version.output_names.map((openName, i) => ({ name: `${name}_${i}`, openName }));
-        for (const o of outputs) {
-          await c.query(
-            `INSERT INTO boinc.output_file (name, result_name, job_id, open_name, max_nbytes)
-             VALUES ($1, $2, $3, $4, $5)`, [o.name, name, job.job_id, o.openName, version.output_max_nbytes]);
-        }
-        sent.push({ job, version, name, deadline, outputs, commandLine: commandLines.get(String(job.job_id)) ?? '' });
-      }
-      return { reply, sent };
-    });
+      const sent = jobs.map((job, i) => {
+        const version = versions[String(job.app_version_id)];
+        const name = names[i];
+        return {
+          job, version, name,
+          deadline: job.deadline ? Date.parse(job.deadline) / 1000 : now / 1000 + 7 * 86400,
+          outputs: version.output_names.map((openName, k) => ({ name: `${name}_${k}`, openName })),
+          commandLine: commandLines[i],
+        };
+      });
+      return { reply, sent, credit };
+    }
   }
 
   // Where an output may be uploaded (files.upload's lookup): its sending,

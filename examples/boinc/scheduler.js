@@ -5,7 +5,8 @@
 //      accounts.js, before the rest is read);
 //   2. read and check every field the front end uses (hostile until checked);
 //   3. the host: registered in allot on first contact, found again after,
-//      also when the client attached again (hosts.js);
+//      also when the client attached again (hosts.js); in the same
+//      statement, both sides of step 5 are read;
 //   4. reports first: allot.report_job per <result>, naming its sending,
 //      each acknowledged (results.js);
 //   5. the client's list of what it holds against allot's: lost sendings
@@ -69,6 +70,60 @@ function makeScheduler(db, results, config) {
     return w.legacySecs > 0 ? { work_req_seconds: w.legacySecs } : null;
   }
 
+  // Which app versions allot may choose for a host: its platform and its
+  // coprocessor types (results.send leaves out, per kind, workloads whose
+  // chosen version has no executable).
+  function hostKind(r) {
+    const gpus = [...new Set(r.coprocs.filter((c) => c.count >= 1).map((c) => c.resource))].sort();
+    return gpus.length ? `${r.platform}+${gpus.join('+')}` : r.platform;
+  }
+
+  // The host's own credit, when no request_work read it.
+  async function hostCredit(hostId) {
+    const { rows } = await db.query({
+      name: 'boinc-host-credit',
+      text: 'SELECT total_credit, expavg_credit FROM allot.host_credit(ARRAY[$1]::bigint[])',
+      values: [hostId],
+    });
+    return rows[0] ? { total: rows[0].total_credit, expavg: rows[0].expavg_credit } : { total: 0, expavg: 0 };
+  }
+
+  // The account's credit: this host's, read now, plus its other hosts',
+  // kept per account from one read of them all (allot.host_credit) for at
+  // most limits.creditCacheSecs, their recent average decayed meanwhile as
+  // allot decays it (half-life one week).  An account with one host is
+  // always exact; another host's new credit shows within that time.
+  const accounts = new Map();   // account id -> {at (ms), total, expavg, hosts: Map(host id -> {total, expavg})}
+  const WEEK_MS = 7 * 86400 * 1000;
+  async function accountCredit(accountId, hostId, mine) {
+    const now = Date.now();
+    let kept = accounts.get(accountId);
+    if (kept === undefined || now - kept.at > limits.creditCacheSecs * 1000) {
+      const { rows } = await db.query({
+        name: 'boinc-account-credit',
+        text: `SELECT c.host_id, c.total_credit, c.expavg_credit
+                 FROM allot.host_credit(ARRAY(SELECT host_id FROM boinc.host WHERE account_id = $1)) c`,
+        values: [accountId],
+      });
+      kept = { at: now, total: 0, expavg: 0, hosts: new Map() };
+      for (const c of rows) {
+        kept.hosts.set(Number(c.host_id), { total: c.total_credit, expavg: c.expavg_credit });
+        kept.total += c.total_credit;
+        kept.expavg += c.expavg_credit;
+      }
+      accounts.delete(accountId);
+      accounts.set(accountId, kept);
+      // Oldest reads first: the one read longest ago makes way.
+      if (accounts.size > limits.creditCacheAccounts) accounts.delete(accounts.keys().next().value);
+    }
+    const own = kept.hosts.get(hostId) ?? { total: 0, expavg: 0 };
+    const decay = 2 ** (-(now - kept.at) / WEEK_MS);
+    return {
+      total: Math.max(0, kept.total - own.total) + mine.total,
+      expavg: Math.max(0, kept.expavg - own.expavg) * decay + mine.expavg,
+    };
+  }
+
   // Delays from allot's backoff hint: with nothing sent, the client waits
   // (request_delay, capped so that its reports are not held up long) and is
   // called back when allot expects work (next_rpc_delay).
@@ -83,8 +138,11 @@ function makeScheduler(db, results, config) {
     return out;
   }
 
+  // Made once: every reply names them.
+  const downloadUrl = new URL('download/', config.baseUrl).href;
+  const uploadUrl = new URL('file_upload_handler', config.baseUrl).href;
+
   function writeJobs(w, sent) {
-    const url = (p) => new URL(p, config.baseUrl).href;
     const apps = new Set();
     const versions = new Map();
     for (const s of sent) {
@@ -99,7 +157,7 @@ function makeScheduler(db, results, config) {
     for (const { version: v, job, flops } of versions.values()) {
       w.open('file_info')
         .el('name', v.file_name)
-        .el('url', url(`download/${v.file_name}`))
+        .el('url', downloadUrl + v.file_name)   // a FILE_NAME: nothing to encode
         .flag('executable')
         .num('nbytes', Number(v.nbytes))
         .el('md5_cksum', v.md5)
@@ -124,7 +182,7 @@ function makeScheduler(db, results, config) {
       for (const o of s.outputs) {
         w.open('file_info')
           .el('name', o.name)
-          .el('upload_url', url('file_upload_handler'))
+          .el('upload_url', uploadUrl)
           .num('max_nbytes', Number(s.version.output_max_nbytes))
           .close('file_info');
       }
@@ -187,25 +245,28 @@ function makeScheduler(db, results, config) {
     }
 
     // Before any job is sent: a result sent in this reply is in no list yet.
-    const { aborts, abortsIfNotStarted } = await results.reconcile(h.hostId, r.held);
+    const { aborts, abortsIfNotStarted } = await results.reconcile(h.hostId, r.held, h.sides ?? null);
 
     const request = workRequest(r);
-    let outcome = { reply: null, sent: [] };
+    let outcome = { reply: null, sent: [], credit: null };
+    let noted = h.details === null;   // a new host's row was just made
     if (request !== null) {
       try {
-        outcome = await results.send(h.hostId, request);
+        outcome = await results.send(h.hostId, request, hostKind(r), h.details);
+        noted = true;
       } catch (err) {
         if (err instanceof Unavailable || (err instanceof DatabaseError && !isPermanent(err))) throw err;
         log(`${tag} no work sent: ${err.message}`);
+        // allot refused this host: register it again at its next request,
+        // which finds out whether allot still has it.
+        if (err instanceof DatabaseError && !h.created) await hosts.forget(h.hostId);
+        outcome = { reply: null, sent: [], credit: null };
       }
     }
 
-    const { rows: credit } = await db.query(
-      `SELECT c.host_id, c.total_credit, c.expavg_credit
-         FROM allot.host_credit(ARRAY(SELECT host_id FROM boinc.host WHERE account_id = $1)) c`, [acct.id]);
-    const mine = credit.find((c) => Number(c.host_id) === h.hostId) ?? { total_credit: 0, expavg_credit: 0 };
-    const userTotal = credit.reduce((s, c) => s + c.total_credit, 0);
-    const userAvg = credit.reduce((s, c) => s + c.expavg_credit, 0);
+    if (!noted) await hosts.note(h.hostId, h.details);
+    const mine = outcome.credit ?? await hostCredit(h.hostId);
+    const user = await accountCredit(acct.id, h.hostId, mine);
 
     const w = newReply(config);
     w.flag('dont_use_dcf');
@@ -213,13 +274,13 @@ function makeScheduler(db, results, config) {
     if (d.requestDelay !== undefined) w.num('request_delay', d.requestDelay);
     if (d.nextRpcDelay !== undefined) w.num('next_rpc_delay', d.nextRpcDelay);
     w.el('userid', acct.id).el('user_name', acct.name)
-      .num('user_total_credit', userTotal).num('user_expavg_credit', userAvg)
+      .num('user_total_credit', user.total).num('user_expavg_credit', user.expavg)
       .el('user_create_time', acct.created);
     // The host id, when the client has another (0 on first contact, and
     // after it attached again).  A client told a new id while it had one
     // takes its state file for a copy and makes itself a new host_cpid.
     if (r.hostid !== h.hostId) w.el('hostid', h.hostId);
-    w.num('host_total_credit', mine.total_credit).num('host_expavg_credit', mine.expavg_credit)
+    w.num('host_total_credit', mine.total).num('host_expavg_credit', mine.expavg)
       .el('host_create_time', h.createdAt);
     for (const name of acks) w.open('result_ack').el('name', name).close('result_ack');
     for (const name of aborts) w.open('result_abort').el('name', name).close('result_abort');
@@ -237,7 +298,7 @@ function makeScheduler(db, results, config) {
         `${r.held.others.length} listed, aborts ${stops.join(' ') || 'none'}; asked ${asked}; allot: ${statuses}; sent ` +
         `${outcome.sent.map((s) => `job ${s.job.job_id} as ${s.name} (est ${s.job.est_secs.toFixed(1)} s)`).join(', ') || 'nothing'}; ` +
         `request_delay ${d.requestDelay ?? '-'}, next_rpc_delay ${d.nextRpcDelay ?? '-'}; ` +
-        `host credit ${mine.total_credit.toFixed(6)}, user credit ${userTotal.toFixed(6)}`);
+        `host credit ${mine.total.toFixed(6)}, user credit ${user.total.toFixed(6)}`);
     return w.toString();
   }
 

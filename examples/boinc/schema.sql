@@ -69,6 +69,11 @@ CREATE INDEX IF NOT EXISTS host_account_idx ON boinc.host (account_id);
 -- A client that attached again is known by its account and host_cpid.
 CREATE INDEX IF NOT EXISTS host_cpid_idx ON boinc.host (account_id, host_cpid);
 COMMENT ON TABLE boinc.host IS 'Hosts of the accounts: allot host id, and what the client said of itself';
+-- What the host last stated to allot.register_host (its name, platform, CPU
+-- flags, CPUs, FLOPS and coprocessors, as the front end passed them):
+-- register_host runs only when a request states something else.  NULL:
+-- not known, so the next request registers again.
+ALTER TABLE boinc.host ADD COLUMN IF NOT EXISTS stated text;
 
 -- The executable of an allot app version, as BOINC clients fetch it.
 CREATE TABLE IF NOT EXISTS boinc.app_version (
@@ -150,6 +155,141 @@ CREATE TABLE IF NOT EXISTS boinc.output_file (
 );
 CREATE INDEX IF NOT EXISTS output_file_result_idx ON boinc.output_file (result_name);
 COMMENT ON TABLE boinc.output_file IS 'Output files of results: upload names, size limits, and the size and MD5 checked at the report';
+
+-- ---------------------------------------------------------------------------
+-- A scheduler request's statements, each one round trip (scheduler.js,
+-- hosts.js, results.js).  They run with the caller's rights (the front
+-- end's login) and name every object with its schema.
+
+-- A known host's contact: host p_host of account p_account.
+-- allot.register_host is called only when what the host states to allot
+-- (p_stated, the arguments as text) is not what it last stated; else this
+-- reads and writes nothing more (what the client says of itself is noted by
+-- boinc.send_work or boinc.note, in the request's last transaction).
+-- Returns the host's creation time (Unix seconds) and whether it
+-- registered, or no row when the account has no such host; with p_compare,
+-- also both sides of the client's list (results.js reconcile): the host's
+-- results the front end has not closed, and the sendings allot has in
+-- progress on it (allot.host_jobs).
+CREATE OR REPLACE FUNCTION boinc.contact(
+        p_host bigint, p_account bigint, p_stated text,
+        p_name text, p_os text, p_cpu_flags text[], p_threads int, p_cpu_flops double precision, p_coprocs jsonb,
+        p_compare boolean)
+    RETURNS TABLE (created bigint, registered boolean, open json, current json)
+    LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    was text;
+BEGIN
+    SELECT extract(epoch FROM h.created_at)::bigint, h.stated INTO created, was
+      FROM boinc.host h WHERE h.host_id = p_host AND h.account_id = p_account;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    registered := was IS DISTINCT FROM p_stated;
+    IF registered THEN
+        PERFORM allot.register_host(p_host, p_name, p_os, p_cpu_flags, p_threads, p_cpu_flops, p_coprocs);
+        UPDATE boinc.host SET stated = p_stated WHERE host_id = p_host;
+    END IF;
+    IF p_compare THEN
+        SELECT (SELECT coalesce(json_agg(json_build_object('name', r.name, 'job_id', r.job_id, 'sending', r.sending)
+                                         ORDER BY r.name), '[]')
+                  FROM boinc.result r WHERE r.host_id = p_host AND r.outcome IS NULL),
+               (SELECT coalesce(json_agg(json_build_object('job_id', j.job_id, 'sending', j.sending,
+                                                           'deadline', extract(epoch FROM j.deadline))), '[]')
+                  FROM allot.host_jobs(p_host) j)
+          INTO open, current;
+    END IF;
+    RETURN NEXT;
+END
+$$;
+
+-- What the client says of itself in a request, and that it asked: noted
+-- on host p_host (p_details: host_cpid, domain_name, os_name, os_version,
+-- platform, p_ncpus, p_fpops, rpc_seqno, as text).
+-- (plpgsql, so that its plan is kept: a SQL function's is made afresh on
+-- every call.)
+CREATE OR REPLACE FUNCTION boinc.note(p_host bigint, p_details text[])
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+    UPDATE boinc.host
+       SET host_cpid = p_details[1], domain_name = p_details[2], os_name = p_details[3], os_version = p_details[4],
+           platform = p_details[5], p_ncpus = p_details[6]::int, p_fpops = p_details[7]::double precision,
+           rpc_seqno = p_details[8]::bigint, last_rpc_at = now()
+     WHERE host_id = p_host;
+END
+$$;
+
+-- One allot.request_work for host p_host and, in the same transaction, the
+-- front end's rows for what it sent: a result per job, named
+-- job{J}_{S}_{96 random bits} (from gen_random_uuid, PostgreSQL's strong
+-- random source: the version and variant digits left out), and its output
+-- files.  Workloads in p_exclude are not asked for.  A job whose app
+-- version has no executable here is never sent: the call fails with
+-- SQLSTATE BX001 naming the workloads of such jobs in its detail (a JSON
+-- array), and nothing is changed; the caller asks again without them.
+-- Returns allot's reply, the results' names and command lines in the order
+-- of its jobs, the app versions they use (their rows of boinc.app_version,
+-- by id), and the host's credit (allot.host_credit).  What the client says
+-- of itself is noted first (boinc.note, p_details), in the same transaction.
+CREATE OR REPLACE FUNCTION boinc.send_work(p_host bigint, p_request jsonb, p_exclude bigint[], p_details text[])
+    RETURNS TABLE (reply jsonb, names text[], command_lines text[], versions jsonb,
+                   total_credit double precision, expavg_credit double precision)
+    LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    missing bigint[];
+    workloads bigint[];
+BEGIN
+    IF p_details IS NOT NULL THEN   -- NULL: a new host, its row just made
+        PERFORM boinc.note(p_host, p_details);
+    END IF;
+    reply := allot.request_work(p_host, CASE WHEN cardinality(p_exclude) > 0
+                                             THEN p_request || jsonb_build_object('exclude', to_jsonb(p_exclude))
+                                             ELSE p_request END);
+    IF jsonb_array_length(coalesce(reply -> 'jobs', '[]')) > 0 THEN
+        WITH job AS MATERIALIZED (
+            SELECT (j ->> 'job_id')::bigint AS job_id, (j ->> 'sending')::int AS sending,
+                   (j ->> 'workload_id')::bigint AS workload_id,
+                   (j ->> 'app_version_id')::bigint AS app_version_id,
+                   coalesce((j ->> 'predicted_app_units')::double precision, 1) AS app_units,
+                   coalesce((j ->> 'deadline')::timestamptz, now() + interval '7 days') AS deadline, n,
+                   replace(gen_random_uuid()::text, '-', '') AS u   -- one each
+              FROM jsonb_array_elements(reply -> 'jobs') WITH ORDINALITY AS t (j, n)),
+        named AS MATERIALIZED (
+            SELECT job.*, format('job%s_%s_%s', job.job_id, job.sending,
+                                 substr(u, 1, 12) || substr(u, 14, 3) || substr(u, 18, 9)) AS name,
+                   to_jsonb(v) AS version, v.output_names, v.output_max_nbytes
+              FROM job LEFT JOIN boinc.app_version v ON v.app_version_id = job.app_version_id),
+        result AS (
+            INSERT INTO boinc.result (name, job_id, sending, host_id, app_version_id, app_units, deadline)
+            SELECT name, job_id, sending, p_host, app_version_id, app_units, deadline FROM named
+             WHERE version IS NOT NULL),
+        output AS (
+            INSERT INTO boinc.output_file (name, result_name, job_id, open_name, max_nbytes)
+            SELECT named.name || '_' || (o.k - 1), named.name, named.job_id, o.open_name, named.output_max_nbytes
+              FROM named, unnest(named.output_names) WITH ORDINALITY AS o (open_name, k)
+             WHERE named.version IS NOT NULL)
+        SELECT array_agg(named.name ORDER BY named.n), array_agg(coalesce(w.command_line, '') ORDER BY named.n),
+               jsonb_object_agg(named.app_version_id, named.version) FILTER (WHERE named.version IS NOT NULL),
+               array_agg(DISTINCT named.app_version_id) FILTER (WHERE named.version IS NULL),
+               array_agg(DISTINCT named.workload_id) FILTER (WHERE named.version IS NULL)
+          INTO names, command_lines, versions, missing, workloads
+          FROM named LEFT JOIN boinc.workunit w ON w.job_id = named.job_id;
+        IF missing IS NOT NULL THEN
+            -- Undoes allot's choice and the rows above: the whole call fails.
+            RAISE EXCEPTION 'allot app version(s) % have no executable', array_to_string(missing, ', ')
+                USING ERRCODE = 'BX001', DETAIL = to_jsonb(workloads)::text,
+                      HINT = 'node admin.js add-app-version';
+        END IF;
+    END IF;
+    SELECT c.total_credit, c.expavg_credit INTO total_credit, expavg_credit
+      FROM allot.host_credit(ARRAY[p_host]) c;
+    RETURN NEXT;
+END
+$$;
 
 GRANT USAGE ON SCHEMA boinc TO allot_admin;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA boinc TO allot_admin;

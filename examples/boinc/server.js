@@ -63,6 +63,13 @@ const limits = {
   badRequestDelay: 3600,
   memoryBound: envInt('RSC_MEMORY_BOUND', 1e9),
   diskBound: envInt('RSC_DISK_BOUND', 1e9),
+  // How long an account's other hosts' credit is kept (scheduler.js), and
+  // for how many accounts at most.
+  creditCacheSecs: envInt('ACCOUNT_CREDIT_SECS', 60),
+  creditCacheAccounts: envInt('ACCOUNT_CREDIT_CACHE', 10000),
+  // How long a workload whose app version has no executable is not asked
+  // for, per kind of host (results.js).
+  excludeSecs: envInt('NO_EXECUTABLE_RETRY_SECS', 60),
 };
 
 let codeSignKey;
@@ -84,7 +91,12 @@ pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
 const db = makeDb(pool, log);
 const parser = intake.makeParser({ parseMs: envInt('PARSE_TIMEOUT_MS', 5000) });
 const config = { baseUrl, projectName, dataDir, codeSignKey, limits, log, parser };
-const accounts = makeAccounts(db, { maxKeys: envInt('MAX_KEYS_PER_ACCOUNT', 20), scryptAtOnce: 2 });
+const accounts = makeAccounts(db, {
+  maxKeys: envInt('MAX_KEYS_PER_ACCOUNT', 20),
+  scryptAtOnce: 2,
+  cacheSecs: envInt('ACCOUNT_KEY_CACHE_SECS', 60),
+  cacheSize: envInt('ACCOUNT_KEY_CACHE', 10000),
+});
 const results = makeResults(db, config);
 const scheduler = makeScheduler(db, results, config);
 const webRpc = makeWebRpc(db, accounts, {

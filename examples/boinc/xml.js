@@ -45,10 +45,13 @@ function parse(text) {
 // ---------------------------------------------------------------------------
 // Writing.
 
+const ENTITIES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+const SPECIAL = /[&<>"']/;
+
+// Most values have nothing to escape: they are returned as they are.
 function escape(value) {
-  return String(value).replace(/[&<>"']/g, (c) => ({
-    '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;',
-  })[c]);
+  const text = String(value);
+  return SPECIAL.test(text) ? text.replace(/[&<>"']/g, (c) => ENTITIES[c]) : text;
 }
 
 // A reply under construction: el() adds <name>value</name>, flag() an empty

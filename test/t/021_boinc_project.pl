@@ -39,6 +39,8 @@
 #              bad sign-ups, another account's host_cpid, another host's
 #              result names in <other_results>, a requeued sending, a host
 #              that never comes back (admin.js sweep), merge-hosts
+#   no file    a workload whose app version has no executable in the front
+#              end: hosts are sent other work, never its job
 #
 # Everything started is stopped by its PID, also when the test dies.
 use strict;
@@ -492,6 +494,38 @@ chmod 0755, $check;
 like(($bt->admin('validate', '--check', $check))[0], qr/^job $job{f} \(\Q$f_name\E\): invalid: /m, 'admin.js validate --check finds it invalid');
 is(sendings($job{f}), "$hE:1:invalid", 'the front end records it');
 ok(!-e "$data/upload/$job{f}", 'and its output is deleted');
+
+# A workload whose app version has no executable in the front end (say, an
+# app the farm runs on hosts of its own): allot may choose its jobs for a
+# BOINC host, and the front end must send what it can rather than nothing.
+# Workload 2 is far behind its share, so allot picks it first.
+sql(q{INSERT INTO allot.app (id, name, est_flops_per_au) VALUES (2, 'elsewhere', 2.5e11);
+INSERT INTO allot.app_version (id, app_id, platform, resource, ncpus) VALUES (2, 2, 'x86_64-pc-linux-gnu', 'cpu', 1);
+INSERT INTO allot.workload (id, name, engine, app_id, throughput, delay_bound) VALUES (2, 'elsewhere', 'elsewhere', 2, 1e6, '1 day');
+INSERT INTO allot.job (workload_id) VALUES (2)});
+$job{x} = sql('SELECT max(id) FROM allot.job WHERE workload_id = 2');
+$job{g} = submit('--lines 1');
+# What a host of the front end holds: its jobs' workloads.
+sub workloads_of
+{
+	my ($host) = @_;
+	return sql("SELECT string_agg(j.workload_id::text, ' ' ORDER BY j.id) FROM boinc.result r JOIN allot.job j ON j.id = r.job_id
+	            WHERE r.host_id = $host");
+}
+$reply = ask('0ddba110ddba110ddba110ddba110dd0', 0, []);
+my ($hG) = $reply =~ m{<hostid>([0-9]+)</hostid>};
+ok($hG && $reply =~ m{<result>}, "a host G ($hG) is sent a job, though allot chose workload 2's job for it first");
+is(workloads_of($hG), '1', 'a job of workload 1');
+like($bt->server_log, qr/\[HOST#$hG\] allot app version\(s\) 2 have no executable .*workload\(s\) 2 not sent to hosts of x86_64-pc-linux-gnu for 60 s/,
+	'the front end says why it left workload 2 out');
+is(sql("SELECT state || ' ' || (SELECT count(*) FROM boinc.result WHERE job_id = $job{x}) FROM allot.job WHERE id = $job{x}"), 'unsent 0',
+	'workload 2\'s job was never sent: allot\'s choice was undone, no result was made');
+$reply = ask('ca11ab1eca11ab1eca11ab1eca11ab1e', 0, []);
+my ($hH) = $reply =~ m{<hostid>([0-9]+)</hostid>};
+ok($hH && $reply =~ m{<result>} && workloads_of($hH) eq '1', "a host H ($hH) asking then is sent a job of workload 1 too");
+unlike(join("\n", grep { /\[HOST#$hH\]/ } split /\n/, $bt->server_log), qr/no executable/,
+	'and is not offered workload 2\'s: the front end leaves it out of the request');
+is(sql("SELECT state FROM allot.job WHERE id = $job{x}"), 'unsent', 'workload 2\'s job is still unsent');
 
 # ---------------------------------------------------------------------------
 show_log('front end', "$work/server.log", qr/HOST#|upload|lookup|create|refused|lost/);
