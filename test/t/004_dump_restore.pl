@@ -199,9 +199,14 @@ sub snapshot
 		# job_usage keeps a row per (workload, shard of the writing backend):
 		# a restore rebuilds the same sums in other shards.  A resource's
 		# median FLOPS are the transitioner's (the built-in types' rows are
-		# not dumped): its next run computes them again.
+		# not dumped): its next run computes them again.  A workload_usage
+		# row of no hosts is kept by requests so that a host coming back
+		# updates it; the restore's rebuild makes rows for counted
+		# assignments only.
 		my $rows =
-		    $table eq 'job_usage'
+		    $table eq 'workload_usage'
+		  ? q{(SELECT * FROM allot.workload_usage WHERE hosts <> 0 OR threads <> 0 OR focus_threads <> 0)}
+		  : $table eq 'job_usage'
 		  ? q{(SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
 		              sum(mflops) AS mflops, sum(done) AS done, sum(error) AS error
 		         FROM allot.job_usage GROUP BY workload_id)}
