@@ -214,6 +214,24 @@ int8_datum(const int64 *values, int n)
  * for values kept from then (fewer hosts than values), a value without a
  * host is a voice of its own: it gets a host id below any real one.
  */
+/*
+ * An app's statistics and bound as eight datums, in the order of the app
+ * row's columns and of app_unit_statistics' result: n, the means and sums of
+ * squares of actual, predicted and their ratio, then the bound.
+ */
+static void
+stats_datums(const AppStats *stats, double bound, Datum *out)
+{
+	out[0] = Int64GetDatum(stats->n);
+	out[1] = Float8GetDatum(stats->actual_au_mean);
+	out[2] = Float8GetDatum(stats->actual_au_m2);
+	out[3] = Float8GetDatum(stats->predicted_au_mean);
+	out[4] = Float8GetDatum(stats->predicted_au_m2);
+	out[5] = Float8GetDatum(stats->au_ratio_mean);
+	out[6] = Float8GetDatum(stats->au_ratio_m2);
+	out[7] = Float8GetDatum(bound);
+}
+
 static Voices
 voices_from(Datum values, Datum hosts, bool has_hosts, int extra)
 {
@@ -462,14 +480,7 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 		args[9] = int8_datum(hosts, total);
 		args[10] = float8_datum(actual, total);
 		args[11] = float8_datum(predicted, total);
-		args[12] = Int64GetDatum(stats.n);
-		args[13] = Float8GetDatum(stats.actual_au_mean);
-		args[14] = Float8GetDatum(stats.actual_au_m2);
-		args[15] = Float8GetDatum(stats.predicted_au_mean);
-		args[16] = Float8GetDatum(stats.predicted_au_m2);
-		args[17] = Float8GetDatum(stats.au_ratio_mean);
-		args[18] = Float8GetDatum(stats.au_ratio_m2);
-		args[19] = Float8GetDatum(bound);
+		stats_datums(&stats, bound, &args[12]);
 		nulls[19] = total > 0 ? ' ' : 'n';
 		if (total == 0)
 			bound = INFINITY;
@@ -712,14 +723,7 @@ allot_app_unit_statistics_sql(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "app_unit_statistics must return a record");
-	values[0] = Int64GetDatum(stats.n);
-	values[1] = Float8GetDatum(stats.actual_au_mean);
-	values[2] = Float8GetDatum(stats.actual_au_m2);
-	values[3] = Float8GetDatum(stats.predicted_au_mean);
-	values[4] = Float8GetDatum(stats.predicted_au_m2);
-	values[5] = Float8GetDatum(stats.au_ratio_mean);
-	values[6] = Float8GetDatum(stats.au_ratio_m2);
-	values[7] = Float8GetDatum(bound);
+	stats_datums(&stats, bound, values);
 	nulls[7] = n == 0;
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
