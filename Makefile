@@ -30,6 +30,7 @@ OBJS = \
 	src/percentile.o \
 	src/app_unit_stats.o \
 	src/names.o \
+	src/retention.o \
 	src/transitioner_learn.o \
 	src/transitioner.o
 

@@ -38,6 +38,9 @@ extern double allot_flops_percentile;
 extern double allot_flops_avg_weight;
 extern double allot_gpu_efficiency;
 extern int	allot_transitioner_batch;
+extern int	allot_retention_period; /* seconds; 0: finished jobs stay */
+extern int	allot_retention_batch;
+extern bool allot_retention_archive;
 
 typedef enum FairnessMode
 {

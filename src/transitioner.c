@@ -39,6 +39,7 @@
 #include "credit.h"
 #include "job_retry.h"
 #include "percentile.h"
+#include "retention.h"
 #include "transitioner.h"
 #include "workload_cache.h"
 
@@ -52,7 +53,7 @@ static SPIPlanPtr fold_plan = NULL;
 static SPIPlanPtr last_seen_plan = NULL;
 static SPIPlanPtr usage_drop_plan = NULL;
 static SPIPlanPtr medians_plan = NULL;
-static SPIPlanPtr record_plan = NULL;
+static SPIPlanPtr record_plan[2] = {NULL, NULL};	/* [with purged, 0.7.0] */
 
 /* Runs kept in allot.transitioner_run; its CHECK on slot says the same. */
 #define TRANSITIONER_RUNS_KEPT 100
@@ -68,6 +69,7 @@ typedef struct TransitionerRun
 	int64		credited;
 	int64		folded;
 	int64		hosts_seen;
+	int64		purged;
 } TransitionerRun;
 
 static void
@@ -304,20 +306,24 @@ update_medians(void)
 static void
 record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 {
-	Oid			types[11] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID,
-	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
-	Datum		args[11];
+	Oid			types[12] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID,
+	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum		args[12];
+	Oid			relid = get_relname_relid("transitioner_run", get_namespace_oid("allot", false));
+	bool		purged;
 
-	if (!OidIsValid(get_relname_relid("transitioner_run", get_namespace_oid("allot", false))))
+	if (!OidIsValid(relid))
 		return;
-	if (record_plan == NULL)
-		record_plan = allot_prepare(
+	/* 0.7.0 records the jobs retention purged */
+	purged = get_attnum(relid, "purged") != InvalidAttrNumber;
+	if (record_plan[purged] == NULL)
+		record_plan[purged] = allot_prepare(psprintf(
 							"INSERT INTO allot.transitioner_run AS r"
 							"       (slot, run, started_at, finished_at, now_given, fairness,"
 							"        timed_out, expired_assignments, reports_read, flops_samples,"
-							"        flops_estimates, credited, debts_folded, hosts_seen)"
-							"SELECT n % " CppAsString2(TRANSITIONER_RUNS_KEPT) ", n, $1, $2, $3,"
-							"       current_setting('allot.fairness'), $4, $5, $6, $7, $8, $9, $10, $11"
+							"        flops_estimates, credited, debts_folded, hosts_seen%s)"
+							"SELECT n %% " CppAsString2(TRANSITIONER_RUNS_KEPT) ", n, $1, $2, $3,"
+							"       current_setting('allot.fairness'), $4, $5, $6, $7, $8, $9, $10, $11%s"
 							"  FROM nextval('allot.transitioner_run_seq') n "
 							"ON CONFLICT (slot) DO UPDATE"
 							"   SET run = excluded.run, started_at = excluded.started_at,"
@@ -328,8 +334,10 @@ record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 							"       flops_samples = excluded.flops_samples,"
 							"       flops_estimates = excluded.flops_estimates,"
 							"       credited = excluded.credited, debts_folded = excluded.debts_folded,"
-							"       hosts_seen = excluded.hosts_seen",
-							11, types);
+							"       hosts_seen = excluded.hosts_seen%s",
+							purged ? ", purged" : "", purged ? ", $12" : "",
+							purged ? ", purged = excluded.purged" : ""),
+							purged ? 12 : 11, types);
 	args[0] = TimestampTzGetDatum(started);
 	args[1] = TimestampTzGetDatum(GetCurrentTimestamp());
 	args[2] = TimestampTzGetDatum(now);
@@ -341,7 +349,8 @@ record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 	args[8] = Int64GetDatum(r->credited);
 	args[9] = Int64GetDatum(r->folded);
 	args[10] = Int64GetDatum(r->hosts_seen);
-	if (SPI_execute_plan(record_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+	args[11] = Int64GetDatum(r->purged);
+	if (SPI_execute_plan(record_plan[purged], args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the transitioner run");
 }
 
@@ -440,16 +449,28 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not drop unused workload_usage rows");
 
 	update_medians();
+
+	/*
+	 * Finished jobs older than allot.retention_period leave the hot tables,
+	 * at most allot.retention_batch of them (retention.c); last, as it holds
+	 * only rows nobody waits for.
+	 */
+	{
+		RetentionRun purge;
+
+		allot_purge_finished(now, allot_retention_batch, &purge);
+		r.purged = purge.purged;
+	}
 	record_run(started, now, &r);
 
 	SPI_finish();
 	json = psprintf("{\"timed_out\": %lld, \"expired_assignments\": %lld,"
 					" \"reports_read\": %lld, \"flops_samples\": %lld,"
 					" \"flops_estimates\": %lld, \"credited\": %lld,"
-					" \"debts_folded\": %lld, \"hosts_seen\": %lld}",
+					" \"debts_folded\": %lld, \"hosts_seen\": %lld, \"purged\": %lld}",
 					(long long) r.timed_out, (long long) r.expired, (long long) r.jobs_read,
 					(long long) r.samples, (long long) r.figures, (long long) r.credited,
-					(long long) r.folded, (long long) r.hosts_seen);
+					(long long) r.folded, (long long) r.hosts_seen, (long long) r.purged);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
 }
 

@@ -299,7 +299,8 @@ SELECT results_eq(
     $$SELECT jsonb_build_object('timed_out', timed_out, 'expired_assignments', expired_assignments,
                                 'reports_read', reports_read, 'flops_samples', flops_samples,
                                 'flops_estimates', flops_estimates, 'credited', credited,
-                                'debts_folded', debts_folded, 'hosts_seen', hosts_seen)
+                                'debts_folded', debts_folded, 'hosts_seen', hosts_seen,
+                                'purged', purged)
         FROM allot.status_transitioner$$,
     ARRAY[:'second'::jsonb, :'reply'::jsonb],
     'status_transitioner: both runs, newest first, with what each returned');
