@@ -136,6 +136,8 @@ WITH r AS (SELECT j.workload_id, allot.report_job(j.host_id, j.id, 'success', 1,
 SELECT count(*) FROM r;
 EOF
 )
+    # What a real day's autovacuum would have cleaned by the next request.
+    psql_q -d "$db" -c 'VACUUM' >/dev/null
 }
 
 # baseline_db DB: RUN_* of REQ_SECS of the one-row UPDATE on DB.
@@ -234,12 +236,13 @@ done
 # The plot: the hot tables (job + job_report) per mode, and the archive, in
 # MB against the day; an SVG written here, no plotting tool needed.
 
-awk -v days="$DAYS" -v title="allot.job + allot.job_report (with indexes) over $DAYS simulated days of $JOBS_PER_DAY finished jobs, retention $RETENTION" '
+awk -v days="$DAYS" -v title="allot.job + allot.job_report with their indexes, MB" \
+    -v subtitle="$DAYS simulated days of $JOBS_PER_DAY finished jobs; retention $RETENTION, batch $BATCH" '
     { mb = ($4 + $5) / 1048576; hot[$1, $2] = mb; arch[$1, $2] = $6 / 1048576
       if (mb > ymax) ymax = mb; if ($6 / 1048576 > ymax) ymax = $6 / 1048576
       if (!($1 in seen)) { seen[$1] = 1; modes[++nm] = $1 } }
     END {
-        W = 760; H = 440; L = 70; R = 170; T = 40; B = 50; pw = W - L - R; ph = H - T - B
+        W = 760; H = 450; L = 70; R = 170; T = 50; B = 50; pw = W - L - R; ph = H - T - B
         # grid lines at 1, 2 or 5 times a power of ten, at most 8 of them
         for (p = 0.01; ; p *= 10) {
             if (ymax / p <= 8) { step = p; break }
@@ -249,7 +252,8 @@ awk -v days="$DAYS" -v title="allot.job + allot.job_report (with indexes) over $
         ytop = step * int(ymax / step + 1)
         printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H
         printf "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-        printf "<text x=\"%d\" y=\"20\" font-size=\"13\">%s</text>\n", L - 60, title
+        printf "<text x=\"%d\" y=\"18\" font-size=\"14\">%s</text>\n", L - 60, title
+        printf "<text x=\"%d\" y=\"34\">%s</text>\n", L - 60, subtitle
         for (y = 0; y <= ytop + step / 2; y += step) {
             py = T + ph - ph * y / ytop
             printf "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, py, L + pw, py
