@@ -38,7 +38,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-use AllotLoad qw(farm_problems);
+use AllotLoad qw(farm_problems %load_script);
 
 my $seconds = $ENV{ALLOT_RETENTION_SECONDS} // 15;
 
@@ -56,15 +56,10 @@ my $n_hosts = 16;
 
 my $node = PostgreSQL::Test::Cluster->new('retention');
 $node->init;
-# Every error in the log with its SQLSTATE and the statement that raised it.
-$node->append_conf(
-	'postgresql.conf', q{
-max_connections = 40
-log_line_prefix = '%m [%p] %e '
-log_min_error_statement = error
-log_statement = none
-deadlock_timeout = 100ms
-});
+# Errors logged with their SQLSTATE (%e) and their statement, which names
+# its load; deadlocks found within 0.1 s.
+$node->append_conf('postgresql.conf',
+	"log_line_prefix = '%m [%p] %e '\nlog_min_error_statement = error\ndeadlock_timeout = 100ms\n");
 $node->start;
 
 # ---------------------------------------------------------------------------
@@ -170,22 +165,8 @@ my %loads = (
 SELECT /* request */ allot.request_work(:h, jsonb_build_object('resources', jsonb_build_object(
            'cpu', jsonb_build_object('req_instances', (:n)::int))));}
 	],
-	report => [
-		3, $h . q{\set o random(1, 20)
-SELECT /* report */ allot.report_job(:h, j.id,
-           CASE WHEN :o <= 17 THEN 'success' WHEN :o <= 19 THEN 'error' ELSE 'aborted' END,
-           app_units => j.predicted_app_units * (0.8 + 0.4 * random()),
-           elapsed_secs => j.predicted_app_units * (0.8 + 0.4 * random()))
-  FROM (SELECT id, predicted_app_units FROM allot.job
-         WHERE host_id = :h AND state = 'in_progress'
-         ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) j;}
-	],
-	validate => [
-		1, q{\set v random(1, 10)
-SELECT /* validate */ allot.validate_job(j.id, :v > 1)
-  FROM (SELECT id FROM allot.job WHERE state = 'done' AND validated IS NULL
-         ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) j;}
-	],
+	report => [ 3, $h . $load_script{report} ],
+	validate => [ 1, $load_script{validate} ],
 	reads => [
 		1, $h . qq{SELECT /* reads */ count(*) FROM allot.host_credit(ARRAY(SELECT generate_series(1, $n_hosts))::bigint[]);
 SELECT /* reads */ count(*) FROM allot.host_jobs(:h);
