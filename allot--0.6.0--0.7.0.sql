@@ -91,7 +91,8 @@ COMMENT ON COLUMN allot.job_archive.jobs IS
 /* What a purge takes, oldest first: the finished jobs the transitioner is
  * done with (not validated, or validated and both learnt from and
  * credited), by the instant they finished.  Its expression and predicate
- * are those of the purge's query (src/retention.c). */
+ * are those of the purge's query (src/retention.c).  Built by this update,
+ * in one read of allot.job, while writes to the table wait. */
 CREATE INDEX job_finished_idx ON allot.job ((coalesce(returned_at, deadline)))
     WHERE state IN ('done', 'error', 'timed_out')
       AND (validated IS NOT TRUE OR (sampled AND credit IS NOT NULL));
@@ -228,6 +229,22 @@ SELECT r.run, r.started_at, r.finished_at,
  ORDER BY r.run DESC;
 COMMENT ON COLUMN allot.status_transitioner.purged IS
     'Finished jobs moved out of allot.job by retention';
+
+/* TRUNCATE of the jobs empties the counters (0.5.0): the farm's jobs never
+ * were.  The purged jobs' totals go with them, first, while there are
+ * counters for their triggers to subtract from. */
+CREATE OR REPLACE FUNCTION allot.job_truncate_trigger() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM allot.purged_jobs;
+    DELETE FROM allot.purged_credit;
+    DELETE FROM allot.job_usage;
+    DELETE FROM allot.host_credit;
+    RETURN NULL;
+END
+$$;
 
 /* check_invariants counts the purged totals with the jobs still there. */
 CREATE OR REPLACE FUNCTION allot.check_invariants() RETURNS SETOF text

@@ -26,7 +26,7 @@
 -- Virtual time from T0 = 2026-01-01 00:00 UTC.  Runs as a superuser in a
 -- fresh database with pgtap and allot created.
 BEGIN;
-SELECT plan(77);
+SELECT plan(79);
 
 -- ---------------------------------------------------------------------------
 -- 1. Settings.
@@ -289,6 +289,12 @@ SELECT lives_ok($$DELETE FROM allot.job_archive WHERE archived_at < '2026-02-02'
                 'allot_admin deletes what it no longer needs from the archive');
 RESET ROLE;
 SELECT is((SELECT count(*) FROM allot.job_archive), 1::bigint, 'the archive keeps the rest');
+-- TRUNCATE of the jobs wipes their history, the purged totals with it.
+TRUNCATE allot.job, allot.job_report;
+SELECT is((SELECT count(*) FROM allot.purged_jobs) + (SELECT count(*) FROM allot.purged_credit)
+          + (SELECT count(*) FROM allot.job_usage) + (SELECT count(*) FROM allot.host_credit),
+          0::bigint, 'TRUNCATE allot.job empties the purged totals and the counters');
+SELECT is_empty($$SELECT * FROM allot.check_invariants()$$, 'check_invariants() is empty after it');
 SELECT throws_ok($$SET TRANSACTION READ ONLY; SELECT allot.purge_finished()$$, '25006',
                  'allot.purge_finished cannot run in a read-only transaction', 'a read-only transaction');
 SELECT * FROM finish();
