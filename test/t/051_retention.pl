@@ -317,6 +317,18 @@ $ok &= is($node->safe_psql('postgres', $known), $before,
 $ok &= is(farm_problems($node, 'postgres'), '',
 	'check_invariants() is empty and every job agrees with its state, afterwards');
 
+# A job that left, looked up by docs/production.md's query as printed
+# there but for the job's id.
+my $lookup = doc_block('retention: look up a job');
+my $gone = $node->safe_psql('postgres',
+	q{SELECT (json_array_elements(jobs) -> 'job' ->> 'id') FROM allot.job_archive ORDER BY 1 DESC LIMIT 1});
+$lookup =~ s/\b123\b/$gone/g == 2 or die 'the look-up block no longer names job 123 twice';
+(my $lookup_query = $lookup) =~ s/;\s*$//;
+$ok &= is($node->safe_psql('postgres', "SELECT count(*) FROM ($lookup_query) found"), '1',
+	"the look-up finds archived job $gone, once");
+$ok &= like($node->safe_psql('postgres', $lookup), qr/^\{"job" : \{"id":$gone,/,
+	'as its row and its reports');
+
 # The archive, a compressed file per day and then deleted, by
 # docs/production.md's export block as printed there but for its first line.
 my $export = doc_block('retention: export a day');
