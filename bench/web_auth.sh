@@ -38,7 +38,7 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-15}
 PG_CONFIG=${PG_CONFIG:-pg_config}
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
-WEB_SRC=$BENCH_DIR/../examples/web
+EXAMPLES=$BENCH_DIR/../examples
 # shellcheck source=bench/cluster.sh
 source "$BENCH_DIR/cluster.sh"
 DB=bench_web
@@ -55,14 +55,13 @@ psql_q -c "INSERT INTO allot.workload (name, engine) VALUES ('bench', 'E');
            INSERT INTO allot.host (name, threads) SELECT 'h' || g, 8 FROM generate_series(1, $NHOSTS) g;
            CREATE ROLE bench_web LOGIN IN ROLE allot_web;"
 
-say "installing the web layer into $WORK/web (npm ci)"
-mkdir "$WORK/web"
-cp "$WEB_SRC"/{package.json,package-lock.json,server.js,app.js,auth.js,host-key.js,setup.sql} "$WORK/web/"
-(cd "$WORK/web" && npm ci --no-audit --no-fund --silent) || die "npm ci failed"
-psql_q -f "$WORK/web/setup.sql"
+say "installing the web layer into $WORK/examples/web (npm ci)"
+tar -C "$EXAMPLES/.." --exclude=node_modules --exclude='*.log' -cf - examples | tar -C "$WORK" -xf -
+(cd "$WORK/examples" && npm ci --no-audit --no-fund --silent) || die "npm ci failed"
+psql_q -f "$WORK/examples/web/setup.sql"
 : >"$WORK/hosts"
 for id in $(psql_q -At -c 'SELECT id FROM allot.host ORDER BY id'); do
-    echo "$id $(node "$WORK/web/host-key.js" issue "$id" 2>/dev/null)" >>"$WORK/hosts"
+    echo "$id $(node "$WORK/examples/web/host-key.js" issue "$id" 2>/dev/null)" >>"$WORK/hosts"
 done
 # Every host assigned once, so that a heartbeat finds an assignment.
 psql_q -At -c 'SELECT count(*) FROM allot.host h, allot.assign_workload(h.id) a' >/dev/null
@@ -87,7 +86,7 @@ ROWS=
 run() {
     local label=$1 cache=$2 t0 t1 out
     PORT=$WEB_PORT HOST=127.0.0.1 AUTH_CACHE_SIZE=$cache PGUSER=bench_web PG_POOL_SIZE=$CLIENTS \
-        node "$WORK/web/server.js" >"$WORK/server-$cache.log" 2>&1 &
+        node "$WORK/examples/web/server.js" >"$WORK/server-$cache.log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 100); do
         curl -s -o /dev/null "http://127.0.0.1:$WEB_PORT/" && break

@@ -25,7 +25,9 @@ const crypto = require('node:crypto');
 const { execFile } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { Client } = require('pg');
+const {
+  UsageError, options, positiveInt, withDb: connect, transaction, run,
+} = require('allot-common/admin');
 const files = require('./files');
 const signing = require('./signing');
 const { newKey, keyHash } = require('./accounts');
@@ -33,49 +35,10 @@ const { makeResults } = require('./results');
 
 const dataDir = path.resolve(process.env.DATA_DIR || 'data');
 
-class UsageError extends Error {}
-
-function options(args, known) {
-  const out = {};
-  for (let i = 0; i < args.length; i++) {
-    const name = args[i].replace(/^--/, '');
-    if (!args[i].startsWith('--') || !known.includes(name) || i + 1 >= args.length) {
-      throw new UsageError(`unexpected argument ${JSON.stringify(args[i])}`);
-    }
-    out[name] = args[++i];
-  }
-  return out;
-}
-
-function positiveInt(value, name) {
-  if (!/^[1-9][0-9]{0,17}$/.test(value ?? '')) throw new UsageError(`--${name} must be a positive integer, not ${JSON.stringify(value)}`);
-  return value;
-}
-
 // BOINC's names for allot's coprocessor types.
 const BOINC_COPROC = { nvidia: 'NVIDIA', amd: 'ATI', intel: 'intel_gpu' };
 
-async function withDb(fn) {
-  const db = new Client({ application_name: 'allot-boinc-admin' });
-  await db.connect();
-  try {
-    return await fn(db);
-  } finally {
-    await db.end();
-  }
-}
-
-async function transaction(db, fn) {
-  await db.query('BEGIN');
-  try {
-    const result = await fn();
-    await db.query('COMMIT');
-    return result;
-  } catch (err) {
-    await db.query('ROLLBACK');
-    throw err;
-  }
-}
+const withDb = (fn) => connect('allot-boinc-admin', fn);
 
 const commands = {
   async setup() {
@@ -245,12 +208,4 @@ const commands = {
   },
 };
 
-const [command, ...args] = process.argv.slice(2);
-if (!Object.hasOwn(commands, command ?? '')) {
-  console.error('usage: node admin.js setup | add-account NAME | add-app-version ... | submit ... | validate [--check PROGRAM] | sweep | merge-hosts KEEP GONE');
-  process.exit(2);
-}
-commands[command](args).catch((err) => {
-  console.error(err instanceof UsageError ? err.message : `${command}: ${err.message}`);
-  process.exit(err instanceof UsageError ? 2 : 1);
-});
+run(commands, 'usage: node admin.js setup | add-account NAME | add-app-version ... | submit ... | validate [--check PROGRAM] | sweep | merge-hosts KEEP GONE');

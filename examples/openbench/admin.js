@@ -20,52 +20,19 @@
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const { Client } = require('pg');
+const {
+  UsageError, options, need, number, list, withDb: connect, transaction, run,
+} = require('allot-common/admin');
 const { newHashRow } = require('./secrets');
 const { llrBounds } = require('./sprt');
 const { networkPath } = require('./networks');
 
 const dataDir = path.resolve(process.env.DATA_DIR || 'data');
 
-class UsageError extends Error {}
-
 const WORD = /^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$/;
 const URL_PATTERN = /^https?:\/\/[^\s]{1,2000}$/;
 
-// --name value pairs, and the flags in `flags` alone.
-function options(args, known, flags = []) {
-  const out = {};
-  for (let i = 0; i < args.length; i++) {
-    const name = args[i].replace(/^--/, '');
-    if (!args[i].startsWith('--') || !(known.includes(name) || flags.includes(name)) || name in out) {
-      throw new UsageError(`unexpected argument ${JSON.stringify(args[i])}`);
-    }
-    if (flags.includes(name)) {
-      out[name] = true;
-    } else {
-      if (i + 1 >= args.length) throw new UsageError(`--${name} needs a value`);
-      out[name] = args[++i];
-    }
-  }
-  return out;
-}
-
-function need(o, name, pattern, what) {
-  const v = o[name];
-  if (v === undefined) throw new UsageError(`--${name} is required`);
-  if (!pattern.test(v)) throw new UsageError(`--${name} must be ${what}, not ${JSON.stringify(v)}`);
-  return v;
-}
-
-function number(v, name, min, max, { integer = false } = {}) {
-  const x = Number(v);
-  if (v === undefined || v === '' || !Number.isFinite(x) || x < min || x > max || (integer && !Number.isInteger(x))) {
-    throw new UsageError(`--${name} must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}, not ${JSON.stringify(v)}`);
-  }
-  return x;
-}
-
-const list = (v) => (v === undefined || v === '' ? [] : v.split(',').map((s) => s.trim()));
+const withDb = (fn) => connect('allot-openbench-admin', fn);
 
 // OpenBench's time controls, written its way: N=, D=, MT= (nodes, depth,
 // movetime), or [moves/]base[+increment] in seconds.
@@ -88,28 +55,6 @@ function threadsOf(opts, name) {
   const m = /(?:^|\s)Threads=([0-9]{1,4})(?:\s|$)/.exec(opts);
   if (!m || Number(m[1]) < 1) throw new UsageError(`--${name} must set Threads=N (e.g. "Threads=1 Hash=16")`);
   return Number(m[1]);
-}
-
-async function withDb(fn) {
-  const db = new Client({ application_name: 'allot-openbench-admin' });
-  await db.connect();
-  try {
-    return await fn(db);
-  } finally {
-    await db.end();
-  }
-}
-
-async function transaction(db, fn) {
-  await db.query('BEGIN');
-  try {
-    const result = await fn();
-    await db.query('COMMIT');
-    return result;
-  } catch (err) {
-    await db.query('ROLLBACK');
-    throw err;
-  }
 }
 
 async function readStdinLine() {
@@ -371,13 +316,4 @@ const commands = {
   },
 };
 
-const [command, ...args] = process.argv.slice(2);
-if (!Object.hasOwn(commands, command ?? '')) {
-  console.error('usage: node admin.js add-user | disable-user | add-engine | add-book | add-network | create-test | stop-test | tests | prune-hosts');
-  process.exit(2);
-}
-commands[command](args).catch((err) => {
-  console.error(err instanceof UsageError ? err.message : `${command}: ${err.message}`);
-  process.exit(err instanceof UsageError ? 2 : 1);
-});
-
+run(commands, 'usage: node admin.js add-user | disable-user | add-engine | add-book | add-network | create-test | stop-test | tests | prune-hosts');

@@ -127,7 +127,7 @@ like($env{PGHOST} // '', qr{^/}, 'over the demo cluster\'s unix socket');
 # node_modules): `npm ci` and the web layer's log write there, not in the tree.
 my $work = PostgreSQL::Test::Utils::tempdir('readme');
 system('cp', '-a', "$root/examples", "$work/examples") == 0 or die "cp examples: $?";
-system('rm', '-rf', "$work/examples/web/node_modules") == 0 or die "rm node_modules: $?";
+system('rm', '-rf', glob("$work/examples/node_modules $work/examples/*/node_modules")) == 0 or die "rm node_modules: $?";
 # The ports the README's shell blocks use, and free ones to use instead.
 my %port_for = map { $_ => PostgreSQL::Test::Cluster::get_free_port() } qw(8080 8081 31418);
 
