@@ -16,7 +16,8 @@
 # POST /api/heartbeat for the hosts in turn, each with its key, for SECONDS
 # seconds (bench/web_load.js).  Reported per run: requests/s, p50 and p99
 # latency, the web server's CPU time per request (from /proc, user +
-# system) and the load average before the run; then the ratio of the two.
+# system) and how busy the machine was before the run (cluster.sh's wait_quiet);
+# then the ratio of the two.
 # Every answer must be 200.
 #
 # Usage: bench/web_auth.sh
@@ -106,7 +107,7 @@ run() {
         if (r.not_200 > 0) { console.error(`${label}: ${r.not_200} answers were not 200`); process.exit(1); }
         const cpuMs = Number(ticks) / Number(hz) * 1000 / r.requests;
         console.log(`| ${label} | ${r.requests} | ${r.rps.toFixed(0)} | ${r.p50_ms.toFixed(2)} ms | ${r.p99_ms.toFixed(2)} ms | ${cpuMs.toFixed(3)} ms | ${load} |`);
-    ' "$out" "$label" "$((t1 - t0))" "$TICKS_PER_SEC" "$QUIET_LOAD")$'\n' || die "$label: a request failed"
+    ' "$out" "$label" "$((t1 - t0))" "$TICKS_PER_SEC" "$QUIET")$'\n' || die "$label: a request failed"
     say "$label: $out"
 }
 
@@ -117,7 +118,7 @@ run 'no cache (AUTH_CACHE_SIZE=0): scrypt every request' 0
     echo "bench/web_auth.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, node $(node --version)"
     echo "$NHOSTS hosts, $CLIENTS clients, $SECONDS_PER_RUN s per run, POST /api/heartbeat with the host's key"
     echo
-    echo "| run | requests | requests/s | p50 | p99 | web server CPU per request | load average before |"
+    echo "| run | requests | requests/s | p50 | p99 | web server CPU per request | machine before the run |"
     echo "|---|---:|---:|---:|---:|---:|---|"
     printf '%s' "$ROWS"
     echo
