@@ -105,11 +105,8 @@ EOF
 [ "$PROFILE" != 1 ] || psql_q -c "ALTER DATABASE $DB SET pg_stat_statements.track = 'all'"
 
 say "installing the front end into $WORK/examples (npm ci)"
-mkdir -p "$WORK/examples"
-for d in boinc web; do
-    tar -C "$EXAMPLES" --exclude=node_modules --exclude='*.log' -cf - "$d" | tar -C "$WORK/examples" -xf -
-    (cd "$WORK/examples/$d" && npm ci --no-audit --no-fund --silent) || die "npm ci in examples/$d failed"
-done
+tar -C "$EXAMPLES/.." --exclude=node_modules --exclude='*.log' -cf - examples | tar -C "$WORK" -xf -
+(cd "$WORK/examples" && npm ci --no-audit --no-fund --silent) || die "npm ci in examples failed"
 FE=$WORK/examples/boinc
 export DATA_DIR=$WORK/boinc-data
 mkdir -p "$DATA_DIR"

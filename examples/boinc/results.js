@@ -28,7 +28,7 @@
 
 const { DatabaseError } = require('pg');
 const files = require('./files');
-const { isPermanent } = require('./db');
+const { isPermanent } = require('allot-common/database');
 
 // boinc.send_work's error: allot chose a job whose app version has no
 // executable here (schema.sql).

@@ -19,7 +19,7 @@
 
 const { DatabaseError } = require('pg');
 const xml = require('./xml');
-const { isPermanent, Unavailable } = require('./db');
+const { isPermanent, Unavailable } = require('allot-common/database');
 const { BadRequest } = require('./request');
 const { makeHosts } = require('./hosts');
 

@@ -16,8 +16,9 @@
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
-const { Pool } = require('pg');
-const { makeDb, Unavailable } = require('./db');
+const { makePool, makeDb, Unavailable } = require('allot-common/database');
+const { log, serve } = require('allot-common/http_server');
+const { envInt, orExit } = require('allot-common/settings');
 const { makeScheduler } = require('./scheduler');
 const { makeAccounts } = require('./accounts');
 const { makeResults } = require('./results');
@@ -29,22 +30,7 @@ const intake = require('./intake');
 const signing = require('./signing');
 const xml = require('./xml');
 // The farm's status page (GET /status) is examples/web's.
-const status = require('../web/status');
-
-function envInt(name, fallback) {
-  const text = process.env[name];
-  if (text === undefined || text === '') return fallback;
-  if (!/^[0-9]{1,12}$/.test(text)) {
-    console.error(`${name} must be a non-negative integer, not ${JSON.stringify(text)}`);
-    process.exit(2);
-  }
-  return Number(text);
-}
-
-// One line per event; control characters a client slipped into a message
-// are shown escaped, never written raw into the log.
-const log = (line) => console.log(`${new Date().toISOString()} ${line.replace(/[\u0000-\u001f\u007f]/g,
-  (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}`);
+const status = require('allot-web/status');
 
 const port = envInt('PORT', 8081);
 const host = process.env.HOST || '127.0.0.1';
@@ -81,13 +67,7 @@ try {
 }
 for (const dir of [files.downloadDir(dataDir), files.uploadDir(dataDir)]) fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
 
-const pool = new Pool({
-  max: envInt('PG_POOL_SIZE', 10),
-  fallback_application_name: 'allot-boinc',
-  connectionTimeoutMillis: 5000,
-  statement_timeout: envInt('PG_STATEMENT_TIMEOUT_MS', 30000),
-});
-pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
+const pool = makePool('allot-boinc', { statementTimeoutMs: 30000, log });
 const db = makeDb(pool, log);
 const parser = intake.makeParser({ parseMs: envInt('PARSE_TIMEOUT_MS', 5000) });
 const config = { baseUrl, projectName, dataDir, codeSignKey, limits, log, parser };
@@ -108,14 +88,7 @@ const pages = makePages(db, config);
 const stats = makeStats(db, { ...config, maxAgeSecs: envInt('STATS_MAX_AGE', 3600) });
 // The farm's status page when STATUS_PGUSER is set (examples/web/status.js);
 // a bad STATUS_* setting stops the server, as a bad number does.
-const statusPage = (() => {
-  try {
-    return status.fromEnv(process.env, log);
-  } catch (err) {
-    console.error(err.message);
-    return process.exit(2);
-  }
-})();
+const statusPage = orExit(() => status.fromEnv(process.env, log));
 
 // The master page: clients look in it, line by line, for the scheduler.
 const masterPage = `<!DOCTYPE html>
@@ -184,8 +157,6 @@ async function schedule(req, res) {
   }
 }
 
-let closing = false;
-
 // The pages that answer GET with a query (web_rpc.js, pages.js).
 const queryPages = {
   '/get_project_config.php': () => webRpc.projectConfig().then((body) => ({ type: 'text/xml', body })),
@@ -197,11 +168,8 @@ const queryPages = {
 };
 
 async function handle(req, res) {
-  const started = process.hrtime.bigint();
-  // Only the path is logged: a query may hold a password's hash.
   const urlPath = req.url.split('?', 1)[0];
   try {
-    if (closing) res.setHeader('Connection', 'close');
     const route = (methods) => {
       if (!methods.includes(req.method)) {
         throw new HttpError(405, `${urlPath} takes ${methods.join(', ')}`, { Allow: methods.join(', ') });
@@ -243,41 +211,19 @@ async function handle(req, res) {
       send(res, status, 'text/plain', `${told ? err.message : http.STATUS_CODES[status]}\n`, headers);
     }
   }
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  log(`${req.method} ${urlPath.slice(0, 200)} ${res.statusCode} ${ms.toFixed(1)} ms`);
 }
 
 async function start() {
   // The front end's own tables, created by the login that owns schema boinc.
   await pool.query(fs.readFileSync(path.join(__dirname, 'schema.sql'), 'utf8'));
-  const server = http.createServer({ requestTimeout: 120000, headersTimeout: 10000 },
-    statusPage ? statusPage.wrap(handle) : handle);
-  server.on('error', (err) => {
-    console.error(`cannot serve on ${host}:${port}: ${err.message}`);
-    process.exit(1);
-  });
-  server.listen(port, host, () => log(`serving ${projectName} at ${baseUrl} (listening on ${host}:${port}, data in ${dataDir})`));
-
-  let stopping = false;
-  const shutdown = (signal) => {
-    if (stopping) return;
-    stopping = true;
-    closing = true;
-    log(`${signal}: no new connections; finishing requests in flight`);
-    server.close(async () => {
+  serve(statusPage ? statusPage.wrap(handle) : handle, {
+    host, port, requestTimeout: 120000, headersTimeout: 10000, graceMs: shutdownGraceMs,
+    announce: () => `serving ${projectName} at ${baseUrl} (listening on ${host}:${port}, data in ${dataDir})`,
+    release: async () => {
       parser.close();
       await Promise.all([pool.end(), statusPage?.end()]);
-      log('stopped');
-      process.exit(0);
-    });
-    server.closeIdleConnections();
-    setTimeout(() => {
-      log(`requests still running after ${shutdownGraceMs} ms; exiting`);
-      process.exit(1);
-    }, shutdownGraceMs).unref();
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+    },
+  });
 }
 
 start().catch((err) => {

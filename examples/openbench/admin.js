@@ -20,52 +20,20 @@
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const { Client } = require('pg');
+const { DatabaseError } = require('pg');
+const {
+  UsageError, Refused, options, need, number, list, readOptionFile, withDb: connect, transaction, run,
+} = require('allot-common/admin');
 const { newHashRow } = require('./secrets');
 const { llrBounds } = require('./sprt');
 const { networkPath } = require('./networks');
 
 const dataDir = path.resolve(process.env.DATA_DIR || 'data');
 
-class UsageError extends Error {}
-
 const WORD = /^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$/;
 const URL_PATTERN = /^https?:\/\/[^\s]{1,2000}$/;
 
-// --name value pairs, and the flags in `flags` alone.
-function options(args, known, flags = []) {
-  const out = {};
-  for (let i = 0; i < args.length; i++) {
-    const name = args[i].replace(/^--/, '');
-    if (!args[i].startsWith('--') || !(known.includes(name) || flags.includes(name)) || name in out) {
-      throw new UsageError(`unexpected argument ${JSON.stringify(args[i])}`);
-    }
-    if (flags.includes(name)) {
-      out[name] = true;
-    } else {
-      if (i + 1 >= args.length) throw new UsageError(`--${name} needs a value`);
-      out[name] = args[++i];
-    }
-  }
-  return out;
-}
-
-function need(o, name, pattern, what) {
-  const v = o[name];
-  if (v === undefined) throw new UsageError(`--${name} is required`);
-  if (!pattern.test(v)) throw new UsageError(`--${name} must be ${what}, not ${JSON.stringify(v)}`);
-  return v;
-}
-
-function number(v, name, min, max, { integer = false } = {}) {
-  const x = Number(v);
-  if (v === undefined || v === '' || !Number.isFinite(x) || x < min || x > max || (integer && !Number.isInteger(x))) {
-    throw new UsageError(`--${name} must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}, not ${JSON.stringify(v)}`);
-  }
-  return x;
-}
-
-const list = (v) => (v === undefined || v === '' ? [] : v.split(',').map((s) => s.trim()));
+const withDb = (fn) => connect('allot-openbench-admin', fn);
 
 // OpenBench's time controls, written its way: N=, D=, MT= (nodes, depth,
 // movetime), or [moves/]base[+increment] in seconds.
@@ -88,28 +56,6 @@ function threadsOf(opts, name) {
   const m = /(?:^|\s)Threads=([0-9]{1,4})(?:\s|$)/.exec(opts);
   if (!m || Number(m[1]) < 1) throw new UsageError(`--${name} must set Threads=N (e.g. "Threads=1 Hash=16")`);
   return Number(m[1]);
-}
-
-async function withDb(fn) {
-  const db = new Client({ application_name: 'allot-openbench-admin' });
-  await db.connect();
-  try {
-    return await fn(db);
-  } finally {
-    await db.end();
-  }
-}
-
-async function transaction(db, fn) {
-  await db.query('BEGIN');
-  try {
-    const result = await fn();
-    await db.query('COMMIT');
-    return result;
-  } catch (err) {
-    await db.query('ROLLBACK');
-    throw err;
-  }
 }
 
 async function readStdinLine() {
@@ -143,9 +89,11 @@ const commands = {
     const password = o['password-stdin'] ? await readStdinLine() : crypto.randomBytes(18).toString('base64url');
     if (password.length < 8 || password.length > 1024) throw new UsageError('a password has 8 to 1024 characters');
     const h = await newHashRow(password);
-    await withDb((db) => db.query(
-      `INSERT INTO openbench.account (name, salt, hash, scrypt_n, scrypt_r, scrypt_p) VALUES ($1, $2, $3, $4, $5, $6)`,
+    const { rowCount } = await withDb((db) => db.query(
+      `INSERT INTO openbench.account (name, salt, hash, scrypt_n, scrypt_r, scrypt_p) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (name) DO NOTHING`,
       [name, h.salt, h.hash, h.scrypt_n, h.scrypt_r, h.scrypt_p]));
+    if (rowCount === 0) throw new Refused(`an account named ${JSON.stringify(name)} already exists: its password is unchanged`);
     console.log(`account ${name}`);
     if (!o['password-stdin']) console.log(`its password, shown only now:\n${password}`);
   },
@@ -199,7 +147,7 @@ const commands = {
     const source = need(o, 'source', URL_PATTERN, 'an http(s) URL of a zip holding the book');
     if ((o.sha256 === undefined) === (o.file === undefined)) throw new UsageError('give one of --sha256 and --file');
     const sha256 = o.file !== undefined
-      ? crypto.createHash('sha256').update(fs.readFileSync(o.file)).digest('hex')
+      ? crypto.createHash('sha256').update(readOptionFile(o.file, 'file')).digest('hex')
       : need(o, 'sha256', /^[0-9a-fA-F]{64}$/, 'a sha256 in hex').toLowerCase();
     await withDb((db) => db.query(
       `INSERT INTO openbench.book (name, sha256, source) VALUES ($1, $2, $3)
@@ -211,16 +159,31 @@ const commands = {
     const o = options(args, ['engine', 'name', 'file']);
     const engine = need(o, 'engine', WORD, 'an engine name');
     const name = need(o, 'name', /^[A-Za-z0-9_.-]{1,64}$/, 'a name of letters, digits and "_.-"');
-    if (!o.file) throw new UsageError('--file is required');
-    const bytes = fs.readFileSync(o.file);
+    const bytes = readOptionFile(o.file, 'file');
     if (bytes.length === 0) throw new UsageError(`${o.file} is empty`);
     const sha = crypto.createHash('sha256').update(bytes).digest('hex').slice(0, 8).toUpperCase();
     const target = networkPath(dataDir, engine, sha);
     await withDb((db) => transaction(db, async () => {
+      const { rows: engines } = await db.query('SELECT 1 FROM openbench.engine WHERE name = $1 FOR SHARE', [engine]);
+      if (engines.length === 0) throw new UsageError(`no engine ${JSON.stringify(engine)} (add-engine first)`);
+      // A network is known by its name and by its sha, each once per engine.
+      const { rows: [had] } = await db.query(
+        'SELECT name, sha FROM openbench.network WHERE engine = $1 AND (name = $2 OR sha = $3) ORDER BY name <> $2 LIMIT 1',
+        [engine, name, sha]);
+      if (had) {
+        throw new Refused(had.name === name
+          ? `engine ${engine} already has a network named ${JSON.stringify(name)} (${had.sha}): give this one another --name`
+          : `engine ${engine} already has this file, as network ${JSON.stringify(had.name)} (${sha})`);
+      }
       await db.query('INSERT INTO openbench.network (engine, name, sha, bytes) VALUES ($1, $2, $3, $4)',
         [engine, name, sha, bytes.length]);
       fs.mkdirSync(path.dirname(target), { recursive: true });
-      fs.writeFileSync(target, bytes, { mode: 0o644, flag: 'wx' });
+      try {
+        fs.writeFileSync(target, bytes, { mode: 0o644, flag: 'wx' });
+      } catch (err) {
+        if (err.code !== 'EEXIST') throw err;
+        throw new Refused(`${target} already exists, but no network in the database is that file: move it away first`);
+      }
     }));
     console.log(`network ${name} of ${engine}: ${sha}, ${bytes.length} bytes, in ${target}`);
   },
@@ -309,7 +272,15 @@ const commands = {
         `INSERT INTO allot.workload (name, engine, base_engine, priority, throughput, dev_threads, base_threads,
                                      syzygy, time_based, mode, workload_size)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'games', $10) RETURNING id`,
-        [name, engine, baseEngine, priority, throughput, devThreads, baseThreads, pieces, timeBased, workloadSize]);
+        [name, engine, baseEngine, priority, throughput, devThreads, baseThreads, pieces, timeBased, workloadSize])
+        .catch((err) => {
+          if (!(err instanceof DatabaseError && err.code === '23505' && err.constraint === 'workload_pkey')) throw err;
+          // Workloads inserted with ids of their own leave the identity
+          // behind them; the id it gave is taken.
+          throw new Refused(`allot.workload's next id is taken (${err.detail}): workloads were inserted with ids ` +
+                            'of their own; the owner of allot.workload can move it past them: ALTER TABLE allot.workload ' +
+                            'ALTER COLUMN id RESTART WITH (one more than the largest id)');
+        });
       await db.query(
         `INSERT INTO openbench.test (id, type,
              dev_engine, dev_name, dev_source, dev_sha, dev_bench, dev_options, dev_network, dev_netname, dev_time_control,
@@ -332,12 +303,14 @@ const commands = {
   async 'stop-test'([id, ...rest]) {
     if (!/^[1-9][0-9]{0,17}$/.test(id ?? '') || rest.length) throw new UsageError('usage: stop-test ID');
     const stopped = await withDb((db) => transaction(db, async () => {
-      const { rowCount } = await db.query(
+      const { rows } = await db.query('SELECT finished_at IS NULL AS running FROM openbench.test WHERE id = $1 FOR UPDATE', [id]);
+      if (rows.length === 0) throw new Refused(`no test ${id} (node admin.js tests lists them)`);
+      await db.query(
         `UPDATE openbench.test SET finished_at = now(), finished_by = 'operator' WHERE id = $1 AND finished_at IS NULL`, [id]);
       await db.query(`UPDATE allot.workload SET state = 'finished' WHERE id = $1 AND state <> 'finished'`, [id]);
-      return rowCount > 0;
+      return rows[0].running;
     }));
-    console.log(stopped ? `test ${id} stopped; its workers are told to stop at their next report` : `test ${id} had already stopped, or does not exist`);
+    console.log(stopped ? `test ${id} stopped; its workers are told to stop at their next report` : `test ${id} had already stopped`);
   },
 
   async tests(args) {
@@ -347,9 +320,13 @@ const commands = {
               t.ll, t.ld, t.dd, t.dw, t.ww, t.llr, t.lower_llr, t.upper_llr, t.max_games, t.finished_by, t.passed
          FROM openbench.test t JOIN allot.workload w ON w.id = t.id ORDER BY t.id`));
     for (const t of rows) {
+      // A GAMES test stops at the report that reaches its number, and a
+      // report holds what the worker played since its last: up to a whole
+      // workload (2 x runner-count x rounds-per-runner games).  So a test
+      // may have played more games than it asked for, and says both.
       const rule = t.type === 'SPRT'
         ? `LLR ${t.llr.toFixed(2)} in [${t.lower_llr.toFixed(2)}, ${t.upper_llr.toFixed(2)}]`
-        : `${t.games} of ${t.max_games} games`;
+        : `${t.games} games played, ${t.max_games} asked for`;
       const verdictText = t.passed === null ? 'stopped' : t.passed ? 'passed' : 'failed';
       const state = t.finished_by ? `${verdictText} (${t.finished_by})` : t.state;
       console.log(`${t.id}\t${t.name}\t${t.type}\tthroughput ${t.throughput}\tpriority ${t.priority}\t` +
@@ -371,13 +348,4 @@ const commands = {
   },
 };
 
-const [command, ...args] = process.argv.slice(2);
-if (!Object.hasOwn(commands, command ?? '')) {
-  console.error('usage: node admin.js add-user | disable-user | add-engine | add-book | add-network | create-test | stop-test | tests | prune-hosts');
-  process.exit(2);
-}
-commands[command](args).catch((err) => {
-  console.error(err instanceof UsageError ? err.message : `${command}: ${err.message}`);
-  process.exit(err instanceof UsageError ? 2 : 1);
-});
-
+run(commands, 'usage: node admin.js add-user | disable-user | add-engine | add-book | add-network | create-test | stop-test | tests | prune-hosts');

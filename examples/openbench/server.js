@@ -12,9 +12,11 @@
 // setup.sql was run for: a member of allot_web, owning nothing.
 
 const fs = require('node:fs');
-const http = require('node:http');
 const path = require('node:path');
-const { DatabaseError, Pool } = require('pg');
+const { DatabaseError } = require('pg');
+const { makePool } = require('allot-common/database');
+const { log, serve, readBody, BodyError } = require('allot-common/http_server');
+const { envInt, envText } = require('allot-common/settings');
 const { makeDb, Unavailable } = require('./db');
 const { BadRequest, parseForm } = require('./forms');
 const { makeMachines, Refused } = require('./machines');
@@ -22,30 +24,6 @@ const { makeNetworks } = require('./networks');
 const { makeResults } = require('./results');
 const { makeVerifier } = require('./secrets');
 const { makeWorkloads } = require('./workloads');
-
-function envInt(name, fallback) {
-  const text = process.env[name];
-  if (text === undefined || text === '') return fallback;
-  if (!/^[0-9]{1,12}$/.test(text)) {
-    console.error(`${name} must be a non-negative integer, not ${JSON.stringify(text)}`);
-    process.exit(2);
-  }
-  return Number(text);
-}
-
-function envText(name, fallback, pattern) {
-  const text = process.env[name] || fallback;
-  if (!pattern.test(text)) {
-    console.error(`${name} is not valid: ${JSON.stringify(text)}`);
-    process.exit(2);
-  }
-  return text;
-}
-
-// One line per event; control characters a worker slipped into a value
-// are shown escaped, never written raw into the log.
-const log = (line) => console.log(`${new Date().toISOString()} ${line.replace(/[\u0000-\u001f\u007f]/g,
-  (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}`);
 
 const URL_PATTERN = /^https?:\/\/[^\s]{1,2000}$/;
 const port = envInt('PORT', 8080);
@@ -66,13 +44,7 @@ const limits = {
   maxLogChars: envInt('MAX_LOG_CHARS', 256 * 1024),
 };
 
-const pool = new Pool({
-  max: envInt('PG_POOL_SIZE', 10),
-  fallback_application_name: 'allot-openbench',
-  connectionTimeoutMillis: 5000,
-  statement_timeout: envInt('PG_STATEMENT_TIMEOUT_MS', 30000),
-});
-pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
+const pool = makePool('allot-openbench', { statementTimeoutMs: 30000, log });
 const db = makeDb(pool, log);
 const verify = makeVerifier({ cacheSize: envInt('SECRET_CACHE_SIZE', 100000) });
 const machines = makeMachines(db, { verify, config });
@@ -112,35 +84,12 @@ function send(res, status, body, headers = {}) {
   res.end(bytes);
 }
 
-// The body, at most limit bytes: a larger one is read to its end and
-// dropped (closing a socket with unread data resets it before the worker
-// reads the 413).
-function readBody(req, limit) {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    let chunks = [];
-    req.on('data', (chunk) => {
-      size += chunk.length;
-      if (size > limit) chunks = null;
-      else chunks.push(chunk);
-    });
-    req.on('end', () => (chunks === null
-      ? reject(new HttpError(413, `the request body is larger than ${limit} bytes`, { Connection: 'close' }))
-      : resolve(Buffer.concat(chunks))));
-    req.on('error', () => reject(new HttpError(400, 'the request body was cut off')));
-  });
-}
-
-let closing = false;
-
 async function handle(req, res) {
-  const started = process.hrtime.bigint();
   const urlPath = req.url.split('?', 1)[0];
   // The worker ends every URL with a slash: /clientGetWorkload/.
   const parts = urlPath.split('/').filter((p) => p !== '');
   let note = '';
   try {
-    if (closing) res.setHeader('Connection', 'close');
     const allow = (methods) => {
       if (!methods.includes(req.method)) {
         throw new HttpError(405, `${urlPath} takes ${methods.join(', ')}`, { Allow: methods.join(', ') });
@@ -172,7 +121,7 @@ async function handle(req, res) {
     } else if (err instanceof BadRequest) {
       status = 400;
       message = `Bad Request: ${err.message}`;
-    } else if (err instanceof HttpError) {
+    } else if (err instanceof HttpError || err instanceof BodyError) {
       ({ status, headers, message } = err);
     } else if (err instanceof Unavailable) {
       status = 503;
@@ -195,8 +144,7 @@ async function handle(req, res) {
     if (res.headersSent) res.destroy();
     else send(res, status, { error: message }, headers);
   }
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  log(`${req.method} ${urlPath.slice(0, 200)} ${res.statusCode} ${ms.toFixed(1)} ms${note ? ` ${note}` : ''}`);
+  return { note };
 }
 
 // The database as the front end needs it: its schema set up, the farm's
@@ -222,32 +170,11 @@ async function checkDatabase() {
 async function start() {
   fs.mkdirSync(dataDir, { recursive: true });
   await checkDatabase();
-  const server = http.createServer({ requestTimeout: 300000, headersTimeout: 10000 }, handle);
-  server.on('error', (err) => {
-    console.error(`cannot serve on ${host}:${port}: ${err.message}`);
-    process.exit(1);
+  serve(handle, {
+    host, port, requestTimeout: 300000, headersTimeout: 10000, graceMs: shutdownGraceMs,
+    announce: () => `serving OpenBench workers at http://${host}:${port}/ (data in ${dataDir})`,
+    release: () => pool.end(),
   });
-  server.listen(port, host, () => log(`serving OpenBench workers at http://${host}:${port}/ (data in ${dataDir})`));
-
-  let stopping = false;
-  const shutdown = (signal) => {
-    if (stopping) return;
-    stopping = true;
-    closing = true;
-    log(`${signal}: no new connections; finishing requests in flight`);
-    server.close(async () => {
-      await pool.end();
-      log('stopped');
-      process.exit(0);
-    });
-    server.closeIdleConnections();
-    setTimeout(() => {
-      log(`requests still running after ${shutdownGraceMs} ms; exiting`);
-      process.exit(1);
-    }, shutdownGraceMs).unref();
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 start().catch((err) => {

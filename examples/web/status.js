@@ -20,6 +20,7 @@
 
 const crypto = require('node:crypto');
 const { Pool } = require('pg');
+const { intSetting } = require('allot-common/settings');
 const { renderPage, renderMain, renderError, renderOff } = require('./status_render');
 
 // The hosts a page lists, at most `limit`: the hosts at work first, since a
@@ -83,15 +84,6 @@ async function readStatus(pool, hostsLimit) {
   }
 }
 
-function envInt(env, name, fallback, min) {
-  const text = env[name];
-  if (text === undefined || text === '') return fallback;
-  if (!/^[0-9]+$/.test(text) || Number(text) < min) {
-    throw new Error(`${name} must be an integer of at least ${min}, not ${JSON.stringify(text)}`);
-  }
-  return Number(text);
-}
-
 // The page's security headers: nothing loads from anywhere else, and only
 // this response's own style and script run.
 function headers(type, nonce, length) {
@@ -111,18 +103,16 @@ const isStatus = (req) => req.url.split('?', 1)[0] === '/status';
 
 // A web layer started without STATUS_PGUSER: GET /status answers 404 with a
 // page that says how to turn the status page on, rather than a bare 404
-// that leaves its reader guessing.
-function off(handler, log) {
-  return (req, res) => {
+// that leaves its reader guessing.  (The server's log line says so too:
+// allot-common/http_server.js logs each request with what its handler adds.)
+function off(handler) {
+  return async (req, res) => {
     if (!isStatus(req)) return handler(req, res);
-    const started = process.hrtime.bigint();
     const nonce = crypto.randomBytes(16).toString('base64');
     const bytes = Buffer.from(renderOff(nonce));
     res.writeHead(404, headers('text/html', nonce, bytes.length));
     res.end(req.method === 'HEAD' ? undefined : bytes);
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    log(`${req.method} /status 404 ${ms.toFixed(1)} ms (the status page is off: STATUS_PGUSER is not set)`);
-    return undefined;
+    return { path: '/status', note: '(the status page is off: STATUS_PGUSER is not set)' };
   };
 }
 
@@ -130,15 +120,15 @@ function off(handler, log) {
 // Its wrap(handler) serves /status and hands every other request on.
 function fromEnv(env, log) {
   if (!env.STATUS_PGUSER) return null;
-  const refreshSecs = envInt(env, 'STATUS_REFRESH_SECS', 10, 1);
-  const hostsLimit = envInt(env, 'STATUS_HOSTS', 50, 1);
+  const refreshSecs = intSetting(env, 'STATUS_REFRESH_SECS', 10, 1);
+  const hostsLimit = intSetting(env, 'STATUS_HOSTS', 50, 1);
   const pool = new Pool({
     user: env.STATUS_PGUSER,
     password: env.STATUS_PGPASSWORD || undefined,
     host: env.STATUS_PGHOST || undefined,
-    port: env.STATUS_PGPORT ? envInt(env, 'STATUS_PGPORT', 5432, 1) : undefined,
+    port: env.STATUS_PGPORT ? intSetting(env, 'STATUS_PGPORT', 5432, 1) : undefined,
     database: env.STATUS_PGDATABASE || undefined,
-    max: envInt(env, 'STATUS_PG_POOL_SIZE', 2, 1),
+    max: intSetting(env, 'STATUS_PG_POOL_SIZE', 2, 1),
     application_name: 'allot-status',
     connectionTimeoutMillis: 5000,
     statement_timeout: 5000,
@@ -146,7 +136,6 @@ function fromEnv(env, log) {
   pool.on('error', (err) => log(`status: idle database connection lost: ${err.message}`));
 
   async function serve(req, res) {
-    const started = process.hrtime.bigint();
     const nonce = crypto.randomBytes(16).toString('base64');
     const url = new URL(req.url, 'http://status.invalid');
     const part = url.searchParams.get('part');
@@ -174,10 +163,9 @@ function fromEnv(env, log) {
     const bytes = Buffer.from(body);
     res.writeHead(status, headers('text/html', nonce, bytes.length));
     res.end(req.method === 'HEAD' ? undefined : bytes);
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
     // the query string is the client's: only its one known value is logged
     const query = part === null ? '' : `?part=${part === 'main' ? 'main' : '(bad)'}`;
-    log(`${req.method} /status${query} ${status} ${ms.toFixed(1)} ms`);
+    return { path: `/status${query}` };
   }
 
   return {

@@ -1,6 +1,6 @@
 # examples/web, the Node web layer, against a real cluster through real HTTP.
 #
-# The test installs the web layer's packages from its package-lock.json
+# The test installs the front ends' packages from examples/package-lock.json
 # (`npm ci`, into a temp dir: the source tree is not written), starts
 # `node server.js` connected as a login role that is a member of allot_web,
 # and sends HTTP requests (HTTP::Tiny) to every endpoint, each with the key
@@ -31,7 +31,9 @@
 # The server is killed at the end, also when the test dies.
 use strict;
 use warnings FATAL => 'all';
-use File::Copy qw(copy);
+use FindBin;
+use lib $FindBin::RealBin;
+use FrontEnds qw(install_front_ends);
 use HTTP::Tiny;
 use IPC::Run ();
 use JSON::PP;
@@ -91,28 +93,11 @@ SELECT w.rolsuper, w.rolcanlogin, a.rolcanlogin, pg_has_role('web', 'allot_web',
 );
 
 # ---------------------------------------------------------------------------
-# Install the web layer: its files into a temp dir, and its packages with
-# `npm ci` from the committed lock file, or, when the tree already has a
-# node_modules (a machine without the npm registry), that one.
-my $src = "$ENV{TESTDIR}/../examples/web";
-my $webdir = PostgreSQL::Test::Utils::tempdir('web');
-for my $f ('package.json', 'package-lock.json', 'server.js', 'app.js', 'status.js', 'status_render.js',
-	'auth.js', 'host-key.js', 'setup.sql')
-{
-	copy("$src/$f", "$webdir/$f") or die "copy $src/$f: $!";
-}
-if (-d "$src/node_modules")
-{
-	symlink("$src/node_modules", "$webdir/node_modules") or die "symlink: $!";
-	note "using the node_modules of $src";
-}
-else
-{
-	ok( run_log(
-			[ 'npm', 'ci', '--no-audit', '--no-fund' ],
-			init => sub { chdir $webdir or die "chdir $webdir: $!" }),
-		'npm ci installs the packages of package-lock.json');
-}
+# Install the web layer as a reader does: examples/ into a temp dir, and the
+# packages of its npm workspace with `npm ci` (FrontEnds.pm).
+my ($examples, $installed, $npm_said) = install_front_ends(PostgreSQL::Test::Utils::tempdir('web'));
+ok($installed, 'npm ci installs the packages of examples/package-lock.json') or diag($npm_said);
+my $webdir = "$examples/web";
 
 # ---------------------------------------------------------------------------
 # Host keys.  The operator creates the web layer's table (twice: it may be

@@ -29,10 +29,10 @@
 use strict;
 use warnings;
 use Compress::Zlib qw(uncompress);
-use File::Copy qw(copy);
 use FindBin;
 use lib $FindBin::RealBin;
 use DevToolsPage qw(evaluate_in_page);
+use FrontEnds qw(install_front_ends);
 use HTTP::Tiny;
 use POSIX ();
 use PostgreSQL::Test::Cluster;
@@ -105,26 +105,11 @@ sql('CREATE ROLE web LOGIN IN ROLE allot_web');
 sql('CREATE ROLE monitor LOGIN IN ROLE allot_monitor');
 
 # ---------------------------------------------------------------------------
-# The web layer, from its package-lock.json (or the tree's node_modules, on
-# a machine without the npm registry), in a temp dir.
-my $src = "$ENV{TESTDIR}/../examples/web";
-my $webdir = PostgreSQL::Test::Utils::tempdir('web');
-for my $f ('package.json', 'package-lock.json', 'server.js', 'app.js', 'status.js', 'status_render.js',
-	'auth.js')
-{
-	copy("$src/$f", "$webdir/$f") or die "copy $src/$f: $!";
-}
-if (-d "$src/node_modules")
-{
-	symlink("$src/node_modules", "$webdir/node_modules") or die "symlink: $!";
-}
-else
-{
-	ok( run_log(
-			[ 'npm', 'ci', '--no-audit', '--no-fund' ],
-			init => sub { chdir $webdir or die "chdir $webdir: $!" }),
-		'npm ci installs the packages of package-lock.json');
-}
+# The web layer, installed as a reader installs it (FrontEnds.pm), in a temp
+# dir.
+my ($examples, $installed, $npm_said) = install_front_ends(PostgreSQL::Test::Utils::tempdir('web'));
+ok($installed, 'npm ci installs the packages of examples/package-lock.json') or diag($npm_said);
+my $webdir = "$examples/web";
 
 my $port = PostgreSQL::Test::Cluster::get_free_port();
 my $base = "http://127.0.0.1:$port";

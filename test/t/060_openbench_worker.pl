@@ -45,6 +45,9 @@ use Cwd qw(abs_path);
 use Digest::SHA qw(sha256_hex);
 use File::Copy qw(copy);
 use File::Path qw(make_path);
+use FindBin;
+use lib $FindBin::RealBin;
+use FrontEnds qw(install_front_ends);
 use IO::Uncompress::Bunzip2 qw(bunzip2 $Bunzip2Error);
 use IPC::Run ();
 use JSON::PP;
@@ -194,24 +197,11 @@ ok($ok, 'setup.sql, run by the operator, creates the front end\'s schema') or di
 ok(!$ok && $out =~ /run setup\.sql as the operator, not as the superuser/,
 	'setup.sql refuses a superuser: its functions would run as one');
 
-# The front end, in a work directory.
-my $fe = "$work/frontend";
-make_path($fe);
-for my $f (qw(package.json package-lock.json server.js admin.js db.js forms.js machines.js networks.js
-	results.js secrets.js sprt.js workloads.js))
-{
-	copy("$src/$f", "$fe/$f") or die "copy $src/$f: $!";
-}
-if (-d "$src/node_modules")
-{
-	symlink("$src/node_modules", "$fe/node_modules") or die "symlink: $!";
-	note "using the node_modules of $src";
-}
-else
-{
-	($out, $ok) = run_cmd({}, '/bin/sh', '-c', qq{cd "$fe" && "$tool{npm}" ci --no-audit --no-fund});
-	ok($ok, 'npm ci installs the front end\'s packages from package-lock.json') or diag($out);
-}
+# The front end, installed as a reader installs it (FrontEnds.pm), in the
+# work directory.
+my ($examples, $installed, $npm_said) = install_front_ends($work, $tool{npm});
+ok($installed, 'npm ci installs the front ends\' packages from examples/package-lock.json') or diag($npm_said);
+my $fe = "$examples/openbench";
 
 # The SPRT arithmetic against OpenBench's (OpenBench/stats.py, the
 # figures it gives for these counts).

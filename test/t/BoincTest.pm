@@ -17,8 +17,8 @@ use strict;
 use warnings FATAL => 'all';
 use Digest::MD5 ();
 use Exporter 'import';
-use File::Copy qw(copy);
 use File::Path qw(make_path);
+use FrontEnds qw(install_front_ends);
 use IPC::Run ();
 use JSON::PP;
 use POSIX ();
@@ -195,35 +195,16 @@ sub netns
 
 sub in_ns { return @{ $_[0]{in_ns} }; }
 
-# The front end (examples/boinc, and examples/web's status page it serves)
-# copied into WORK/examples, its packages, and the app built; returns the
-# front end's directory.
+# The front ends (examples/, FrontEnds.pm) copied into WORK and their
+# packages installed, and the app built; returns the BOINC front end's
+# directory.
 sub install
 {
 	my ($self) = @_;
 	my $t = $self->{tool};
-	my $examples = "$ENV{TESTDIR}/../examples";
-	for my $part ([ boinc => qw(schema.sql app/lines.c app/Makefile) ], ['web'])
-	{
-		my ($name, @more) = @$part;
-		my ($src, $dst) = ("$examples/$name", "$self->{work}/examples/$name");
-		make_path($dst, @more ? "$dst/app" : ());
-		for my $f ((map { s{^\Q$src\E/}{}r } glob("$src/*.js")), qw(package.json package-lock.json), @more)
-		{
-			copy("$src/$f", "$dst/$f") or die "copy $src/$f: $!";
-		}
-		if (-d "$src/node_modules")
-		{
-			symlink("$src/node_modules", "$dst/node_modules") or die "symlink: $!";
-			note "using the node_modules of $src";
-		}
-		else
-		{
-			ok(run_log([ $t->{npm}, 'ci', '--no-audit', '--no-fund' ], init => sub { chdir $dst or die $! }),
-				"npm ci installs the packages of examples/$name from package-lock.json");
-		}
-	}
-	$self->{fe} = "$self->{work}/examples/boinc";
+	my ($examples, $installed, $npm_said) = install_front_ends($self->{work}, $t->{npm});
+	ok($installed, 'npm ci installs the packages of examples/package-lock.json') or diag($npm_said);
+	$self->{fe} = "$examples/boinc";
 	ok(run_log([ $t->{make}, '-C', "$self->{fe}/app" ]), 'the app builds against libboinc-app-dev');
 	return $self->{fe};
 }
