@@ -19,8 +19,9 @@
  * default), at most allot.transitioner_batch a run, so the table holds
  * about retention x workloads x one row a minute.  One run at a time
  * records (it tries an advisory lock and skips the step when another run
- * holds it), so concurrent runs never wait for each other here.  Like
- * transitioner_run it is this server's log, not the farm: not dumped.
+ * holds it), so concurrent runs never wait for each other here.  Unlike
+ * transitioner_run (this server's log of its runs) it is the farm's
+ * history, so pg_dump keeps it: a restored farm still draws its last day.
  *
  * A workload's finished_at is set when its state becomes finished, so the
  * status page can still list a test that finished a while ago.
@@ -42,6 +43,8 @@ CREATE TABLE allot.share_history (
     jobs        boolean NOT NULL,
     CONSTRAINT share_history_pkey PRIMARY KEY (sampled_at, workload_id)
 );
+
+SELECT pg_catalog.pg_extension_config_dump('allot.share_history', '');
 
 COMMENT ON TABLE allot.share_history IS
     'Each workload''s share and fair share, a row per workload and minute, written by run_transitioner and kept for allot.share_history_retention (allot writes)';

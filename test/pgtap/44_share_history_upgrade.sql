@@ -12,7 +12,8 @@ SELECT plan(11);
 
 -- What schema allot holds, as text: relations with their columns, types,
 -- comments, grants and view definitions; triggers; functions with their
--- grants and settings; grants on allot's settings.
+-- grants and settings; grants on allot's settings; the tables pg_dump
+-- keeps.
 CREATE FUNCTION pg_temp.catalog() RETURNS SETOF text LANGUAGE sql STABLE AS $f$
     SELECT format('%s %s %s %s %s', c.relname, c.relkind, c.relacl, obj_description(c.oid, 'pg_class'),
                   CASE WHEN c.relkind = 'v' THEN pg_get_viewdef(c.oid) END)
@@ -33,13 +34,16 @@ CREATE FUNCTION pg_temp.catalog() RETURNS SETOF text LANGUAGE sql STABLE AS $f$
       FROM pg_proc p WHERE p.pronamespace = 'allot'::regnamespace
     UNION ALL
     SELECT format('%s %s', a.parname, a.paracl) FROM pg_parameter_acl a WHERE a.parname LIKE 'allot.%'
+    UNION ALL
+    SELECT format('dumped: %s', e.extconfig::regclass[]) FROM pg_extension e WHERE e.extname = 'allot'
 $f$;
 CREATE TEMP TABLE installed AS SELECT * FROM pg_temp.catalog() c;
 SELECT ok((SELECT count(*) FROM installed WHERE c LIKE 'share_history %'
                                               OR c LIKE 'status_share_history %'
                                               OR c LIKE 'workload.finished_at %'
-                                              OR c LIKE 'allot.share_history_retention %') = 4,
-          'CREATE EXTENSION makes the history''s table, view, setting grant and workload.finished_at');
+                                              OR c LIKE 'allot.share_history_retention %'
+                                              OR c LIKE 'dumped: %allot.share_history%') = 5,
+          'CREATE EXTENSION makes the history''s table (dumped), view, setting grant and workload.finished_at');
 
 DROP EXTENSION allot CASCADE;
 CREATE EXTENSION allot VERSION '0.6.0';
