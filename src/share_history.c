@@ -52,12 +52,18 @@ prepare_plans(void)
 
 	if (record_plan != NULL)
 		return;
+
+	/*
+	 * The oldest rows in the primary key's order, so that even the generic
+	 * plan walks the key from its start and stops at the batch, and deleted
+	 * by their ctid: a join back to the table would be planned as a scan
+	 * of all of it.
+	 */
 	forget_plan = allot_prepare(
-								"DELETE FROM allot.share_history h"
-								" USING (SELECT o.sampled_at, o.workload_id FROM allot.share_history o"
-								"         WHERE o.sampled_at < $1"
-								"         ORDER BY o.sampled_at LIMIT $2 FOR UPDATE SKIP LOCKED) old"
-								" WHERE h.sampled_at = old.sampled_at AND h.workload_id = old.workload_id",
+								"DELETE FROM allot.share_history"
+								" WHERE ctid = ANY (ARRAY("
+								"   SELECT o.ctid FROM allot.share_history o WHERE o.sampled_at < $1"
+								"    ORDER BY o.sampled_at, o.workload_id LIMIT $2 FOR UPDATE SKIP LOCKED))",
 								2, types);
 	sampled_plan = allot_prepare(
 								 "SELECT EXISTS (SELECT FROM allot.share_history WHERE sampled_at = $1)",
