@@ -95,9 +95,10 @@ async function hostsPage(q, search, page, limit) {
 }
 
 // The share history, averaged over buckets of whole minutes that end at
-// now(): per bucket, how many minutes have a sample, and per workload the
-// sums of its shares over them.  A workload without a row in a sampled
-// minute had neither a share nor a fair share (status_chart.js).
+// now(): per kind and bucket, how many minutes have a sample of that kind,
+// and per workload the sums of its shares over them.  A workload without a
+// row in a minute sampled for its kind had neither a share nor a fair
+// share (status_chart.js).
 async function shareHistory(q, windowSecs) {
   const step = bucketSecs(windowSecs);
   const rows = await q(`
@@ -106,10 +107,10 @@ async function shareHistory(q, windowSecs) {
                floor(extract(epoch FROM now() - sampled_at) / $2)::int AS bucket
           FROM allot.status_share_history
          WHERE sampled_at > now() - make_interval(secs => $1) AND sampled_at <= now()),
-    m AS (SELECT bucket, count(DISTINCT sampled_at) AS minutes FROM h GROUP BY bucket)
+    m AS (SELECT kind, bucket, count(DISTINCT sampled_at) AS minutes FROM h GROUP BY kind, bucket)
     SELECT h.kind, h.workload_id, h.name, h.bucket, m.minutes,
            sum(h.share) AS share_sum, sum(h.fair_share) AS fair_sum
-      FROM h JOIN m USING (bucket)
+      FROM h JOIN m USING (kind, bucket)
      GROUP BY h.kind, h.workload_id, h.name, h.bucket, m.minutes
      ORDER BY h.kind, h.workload_id, h.bucket`, [windowSecs, step]);
   return { windowSecs, bucketSecs: step, rows };

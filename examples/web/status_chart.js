@@ -8,10 +8,10 @@
 // shareHistory): bucket 0 is the last bucketSecs, bucket 1 the one before,
 // and so on.  The transitioner samples every workload that is active or has
 // a share or a fair share, once a minute; a bucket's value is the mean over
-// its sampled minutes, a workload absent from a sampled minute counting 0
-// there (it had neither).  A bucket with no sampled minute has no point;
-// where more than GAP_SECS pass without one (the transitioner did not
-// run), every line breaks.
+// the minutes sampled for the kind, a workload absent from one of them
+// counting 0 there (it had neither).  A bucket with no such minute has no
+// point; where more than GAP_SECS pass without one (the transitioner did
+// not run, or no workload of the kind was there), every line breaks.
 
 const { esc } = require('./status_escape');
 
@@ -43,13 +43,14 @@ function pct(v) {
 }
 
 // The series of one kind: [{ id, name, points: [[bucket, share, fair]] }],
-// oldest bucket first, and the sampled buckets with their minutes.
+// oldest bucket first, and the buckets sampled for the kind.
 function seriesOf(rows, kind) {
+  const ofKind = rows.filter((x) => x.kind === kind);
   const minutes = new Map();
-  for (const r of rows) minutes.set(r.bucket, Number(r.minutes));
+  for (const r of ofKind) minutes.set(r.bucket, Number(r.minutes));
   const sampled = [...minutes.keys()].sort((a, b) => b - a);
   const byId = new Map();
-  for (const r of rows.filter((x) => x.kind === kind)) {
+  for (const r of ofKind) {
     const id = String(r.workload_id);
     if (!byId.has(id)) byId.set(id, { id, name: r.name, sums: new Map() });
     byId.get(id).sums.set(r.bucket, [Number(r.share_sum), Number(r.fair_sum)]);

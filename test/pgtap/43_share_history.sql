@@ -5,7 +5,7 @@
 -- virtual time is 2026-01-01, and the login roles made here go with the
 -- rollback.
 BEGIN;
-SELECT plan(48);
+SELECT plan(50);
 
 CREATE ROLE allot_test_hist_monitor LOGIN IN ROLE allot_monitor;
 CREATE ROLE allot_test_hist_web LOGIN IN ROLE allot_web;
@@ -197,6 +197,18 @@ SELECT results_eq(
 SELECT ok((SELECT used > 0 AND share = 1 FROM allot.share_history WHERE workload_id = 11),
           'workload 11, which sent a job under recent, has it all');
 RESET allot.fairness;
+
+-- A workload that arrives within a minute is sampled by the next run of
+-- that minute; the others keep the first run's rows.
+SELECT allot.run_transitioner('2026-01-01 13:08:00+00');
+INSERT INTO allot.workload (id, name, engine, throughput) VALUES (8, 'new', 'Berserk', 1000);
+SELECT is((allot.run_transitioner('2026-01-01 13:08:40+00') ->> 'shares_recorded')::int, 1,
+          'a run later in the minute records the workload that arrived, and only it');
+SELECT results_eq(
+    $$SELECT workload_id, fair_share FROM allot.share_history
+       WHERE sampled_at = '2026-01-01 13:08+00' AND NOT jobs ORDER BY 1$$,
+    $$VALUES (1::bigint, 1 / 3::float8), (2, 2 / 3::float8), (8, 0.25)$$,
+    'the minute''s rows: workloads 1 and 2 as the first run saw them, 8 as the second');
 
 -- ---------------------------------------------------------------------------
 -- finished_at: set when a workload becomes finished, kept while it stays
