@@ -150,6 +150,20 @@ is(sql(q{SELECT count(*) FROM allot.check_invariants()}), 0, 'fixture: check_inv
 sql('CREATE ROLE web LOGIN IN ROLE allot_web');
 sql('CREATE ROLE monitor LOGIN IN ROLE allot_monitor');
 
+# The queries docs/status-page.md shows run as the monitor, on this farm.
+{
+	my @queries = grep { /^SELECT/ } slurp_file("$ENV{TESTDIR}/../docs/status-page.md") =~ /^```sql\n(.*?)^```/gms;
+	ok(@queries >= 2, 'docs/status-page.md shows queries of the views (' . scalar(@queries) . ')');
+	for my $query (@queries)
+	{
+		my ($out, $err) = ('', '');
+		$node->psql('postgres', $query, stdout => \$out, stderr => \$err, extra_params => [ '-U', 'monitor' ],
+			on_error_stop => 1);
+		is($err, '', 'as the monitor, the docs\' query runs: ' . (split /\n/, $query)[0]);
+		like($out, qr/\S/, 'and returns rows');
+	}
+}
+
 # ---------------------------------------------------------------------------
 # The web layer, from its package-lock.json (or the tree's node_modules, on
 # a machine without the npm registry), in a temp dir.
