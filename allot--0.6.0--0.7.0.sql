@@ -13,9 +13,9 @@
  * workload's priority, throughput and state, which decide its fair share,
  * keep no past.  So run_transitioner (pg_cron runs it every minute) copies
  * what status_workload says into allot.share_history: a row per workload
- * that is active or has a share or a fair share, at most one per workload
- * and minute (the first run of the minute to see it), at most
- * allot.transitioner_batch rows a run.  The same runs
+ * that is active or has a share or a fair share, a minute's rows written by
+ * the first run in that minute, at most allot.transitioner_batch rows a
+ * run.  The same runs
  * delete the rows older than allot.share_history_retention (a day by
  * default), at most allot.transitioner_batch a run, so the table holds
  * about retention x workloads x one row a minute.  One run at a time

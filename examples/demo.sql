@@ -231,16 +231,15 @@ BEGIN
 END $$;
 
 \echo '== Simulating a virtual day in 10-minute steps'
-CALL pg_temp.simulate_jobs(:'jobs_start', 144);
 -- The two simulations run one after the other over the same virtual
--- hours, so the job farm's transitioner runs saw the engine-testing farm as
--- it ended: what they wrote of it before its simulation began, and of
--- "Stockfish: search" before it arrived at minute 60, is not its history.
-DELETE FROM allot.share_history h
- WHERE NOT h.jobs
-   AND (h.sampled_at < :'demo_start'
-        OR (h.sampled_at < :'demo_start'::timestamptz + interval '60 minutes'
-            AND h.workload_id = (SELECT w.id FROM allot.workload w WHERE w.name = 'Stockfish: search')));
+-- hours, and a minute's shares are written by its first transitioner run:
+-- each simulation keeps its own farm's history, what the job farm's runs
+-- would write of the engine-testing farm (as it ended) is not its past.
+CREATE TEMP TABLE demo_history AS SELECT * FROM allot.share_history;
+DELETE FROM allot.share_history;
+CALL pg_temp.simulate_jobs(:'jobs_start', 144);
+DELETE FROM allot.share_history WHERE NOT jobs;
+INSERT INTO allot.share_history SELECT * FROM demo_history;
 
 \echo '== Share of the farm''s FLOPS in use, hours 6 to 24 (fair: a third each)'
 WITH per AS (

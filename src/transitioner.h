@@ -27,9 +27,8 @@ extern int64 allot_time_out_jobs(TimestampTz now, const int64 *host_id, int limi
 /*
  * Sample the shares for the status page's history (share_history.c): delete
  * the samples past allot.share_history_retention (counted in *deleted), and
- * record this minute's of the workloads it does not have yet, unless
- * another run is recording.  Returns the rows recorded.  Before 0.7.0,
- * nothing.
+ * record this minute's unless it has one or another run is recording.
+ * Returns the rows recorded.  Before 0.7.0, nothing.
  */
 extern int64 allot_record_shares(TimestampTz now, int64 *deleted);
 

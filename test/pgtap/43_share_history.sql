@@ -198,17 +198,21 @@ SELECT ok((SELECT used > 0 AND share = 1 FROM allot.share_history WHERE workload
           'workload 11, which sent a job under recent, has it all');
 RESET allot.fairness;
 
--- A workload that arrives within a minute is sampled by the next run of
--- that minute; the others keep the first run's rows.
+-- A minute is the first run's: a workload that arrives within it is
+-- sampled from the next minute on.
 SELECT allot.run_transitioner('2026-01-01 13:08:00+00');
 INSERT INTO allot.workload (id, name, engine, throughput) VALUES (8, 'new', 'Berserk', 1000);
-SELECT is((allot.run_transitioner('2026-01-01 13:08:40+00') ->> 'shares_recorded')::int, 1,
-          'a run later in the minute records the workload that arrived, and only it');
+SELECT is((allot.run_transitioner('2026-01-01 13:08:40+00') ->> 'shares_recorded')::int, 0,
+          'a run later in the minute records nothing, not even the workload that arrived');
+SELECT allot.run_transitioner('2026-01-01 13:09:00+00');
 SELECT results_eq(
-    $$SELECT workload_id, fair_share FROM allot.share_history
-       WHERE sampled_at = '2026-01-01 13:08+00' AND NOT jobs ORDER BY 1$$,
-    $$VALUES (1::bigint, 1 / 3::float8), (2, 2 / 3::float8), (8, 0.25)$$,
-    'the minute''s rows: workloads 1 and 2 as the first run saw them, 8 as the second');
+    $$SELECT sampled_at, workload_id, fair_share FROM allot.share_history
+       WHERE sampled_at >= '2026-01-01 13:08+00' AND NOT jobs ORDER BY 1, 2$$,
+    $$VALUES ('2026-01-01 13:08+00'::timestamptz, 1::bigint, 1 / 3::float8),
+             ('2026-01-01 13:08+00', 2, 2 / 3::float8),
+             ('2026-01-01 13:09+00', 1, 0.25), ('2026-01-01 13:09+00', 2, 0.5),
+             ('2026-01-01 13:09+00', 8, 0.25)$$,
+    'the next minute has it: fair shares 1000, 2000 and 1000 of 4000');
 
 -- ---------------------------------------------------------------------------
 -- finished_at: set when a workload becomes finished, kept while it stays
