@@ -78,13 +78,15 @@ async function hostsAtWorkRows(q, limit) {
 // name only, status_host is the host table (the planner drops the joins
 // nothing uses): the ids of a page are a walk of its primary key, and a
 // search reads every host's name, O(hosts).  The id matches when the
-// search is a number.
-async function hostsPage(q, search, page, limit) {
+// search is a number.  Without a search, the total is the farm's count of
+// hosts (status_farm, read in the same snapshot).
+async function hostsPage(q, search, page, limit, hosts) {
   const match = search === null ? 'true'
     : 'strpos(lower(h.name), lower($1::text)) > 0 OR h.host_id = $2::bigint';
   const args = search === null ? [] : [search, /^[0-9]{1,18}$/.test(search) ? search : null];
   const n = args.length;
-  const [{ total }] = await q(`SELECT count(*) AS total FROM allot.status_host h WHERE ${match}`, args);
+  const [{ total }] = search === null ? [{ total: hosts }]
+    : await q(`SELECT count(*) AS total FROM allot.status_host h WHERE ${match}`, args);
   const ids = (await q(`SELECT h.host_id FROM allot.status_host h WHERE ${match}
                          ORDER BY h.host_id LIMIT $${n + 1} OFFSET $${n + 2}`,
   [...args, limit, (page - 1) * limit])).map((r) => r.host_id);
@@ -144,7 +146,7 @@ async function readStatus(pool, opts) {
     const limit = query.limit ?? opts.hostsLimit;
     const browse = query.page !== null || query.q !== null;
     const hosts = { browse, page: query.page ?? 1, limit, limitGiven: query.limit, search: query.q,
-      ...(browse ? await hostsPage(q, query.q, query.page ?? 1, limit)
+      ...(browse ? await hostsPage(q, query.q, query.page ?? 1, limit, farm.hosts)
         : { rows: await hostsAtWorkRows(q, limit), total: null }) };
     const history = await shareHistory(q, opts.historySecs);
     const apps = await q('SELECT * FROM allot.status_app ORDER BY app_id');
