@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How many colluding hosts allot's statistics withstand (README "Threat
+# How many colluding hosts allot's statistics withstand (docs/threat-model.md, "Threat
 # model").  Not a speed benchmark: it plays the farm of
 # test/pgtap/lib/lying_farm.sql, 100 honest hosts running an app with a
 # heavy tail (one job in ten takes ten times its prediction), once alone and

@@ -105,7 +105,7 @@ SELECT 'unsent jobs: after - before = aborted + timed-out reports of the soak',
           FROM allot.job_report WHERE reported_at >= :'soak_start') AS r;
 
 -- 6. Debt mode was in effect and each fold left the largest debt of every
--- (resource, kind of workload) at 0 (README "Fairness over time": a new
+-- (resource, kind of workload) at 0 (docs/concepts.md "Fairness over time": a new
 -- workload starts there, debt-free).
 SELECT 'workload_credit: rows written, and the largest debt per (resource, kind) is 0',
        coalesce(bool_and(top = 0), false),

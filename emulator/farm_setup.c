@@ -1,7 +1,7 @@
 /*
  * farm_setup.c: the farm in allot's tables, the scenario's settings and
  * events, and the control connection's periodic work (transitioner, bucket
- * samples).  Everything is plain SQL on the tables of README "Tables".
+ * samples).  Everything is plain SQL on the tables of docs/functions.md "Tables".
  *
  * Ids: app i is allot.app id i+1, workload i is allot.workload id i+1, host
  * i is allot.host id i+1, and app versions have the ids the parser gave

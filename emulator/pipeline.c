@@ -4,7 +4,7 @@
  * Each host always uses the same connection (host id modulo the number of
  * connections), so one host's contacts stay in order.  A contact is sent in
  * libpq pipeline mode, each call followed by a Sync: every call is its own
- * implicit transaction, as README "Calling allot from a web layer" asks
+ * implicit transaction, as docs/web-layer.md asks
  * (one statement per transaction).  A BOINC scheduler RPC would carry the
  * reports and the request together, but in one transaction a report's
  * job_usage row and the request's rows are locked in no global order, and

@@ -10,6 +10,8 @@
 #                       listen on a unix socket in their own dir only, no TCP)
 #   ALLOT_KEEP_TMP=1    keep the temp dirs (logs, results/, regression.diffs)
 #                       for inspection; servers are still stopped
+#   ALLOT_CACHE=DIR     what tests fetch or build once and keep (default
+#                       /var/cache/allot as root, ~/.cache/allot else)
 #   ALLOT_PG_BIN=DIR    the PostgreSQL 15 binaries to build, install and test
 #                       with (default: Debian's); scripts/pg_copy.sh makes a
 #                       private copy, so that several checkouts can test at once
@@ -21,6 +23,14 @@ export PATH="$PG_BIN:$PATH"      # psql, createdb, pg_ctl ... of version 15
 # OS user that owns the clusters: initdb/postgres refuse to run as root.
 if [ "$(id -u)" -eq 0 ]; then CLUSTER_USER=postgres; else CLUSTER_USER=$(id -un); fi
 CLUSTER_PORT=${ALLOT_PGPORT:-5432}
+
+# What tests fetch or build once and keep between runs (OpenBench's worker
+# and its programs, scripts/fetch_openbench.sh; the fastchess build).
+if [ "$(id -u)" -eq 0 ]; then
+    export ALLOT_CACHE=${ALLOT_CACHE:-/var/cache/allot}
+else
+    export ALLOT_CACHE=${ALLOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/allot}
+fi
 
 # chromium: test/t/030_status_page.pl loads the status page in it.
 # boinc-client and libboinc-app-dev: test/t/020_boinc.pl runs Debian's BOINC

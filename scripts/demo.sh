@@ -7,36 +7,75 @@
 # database allot_emulate, and stop the cluster.
 #
 # Usage: scripts/demo.sh [--keep] [--no-emulator] [--no-build]
+#        scripts/demo.sh --stop
 #   --keep         leave the cluster running, with an empty database farm for
-#                  the README's walk-through; print the export line that
-#                  connects to it and the command that stops it
+#                  the README's quick starts, and write demo.env (at the
+#                  repository's root): `. ./demo.env` connects a shell to it.
+#                  A cluster an earlier --keep left is stopped first.
 #   --no-emulator  leave out the fleet emulator (about 5 minutes of it)
-#   --no-build     use the allot already installed (test/t/040_readme.pl)
+#   --no-build     use the allot already installed (also ALLOT_NO_BUILD=1,
+#                  which test/t/040_readme.pl sets: the README's blocks run
+#                  as printed after scripts/test.sh has built allot)
+#   --stop         stop the cluster (and its status page) that --keep left,
+#                  remove its directory and demo.env
 # With --keep it also serves the demo farm's status page (scripts/status_page.sh)
-# and prints its address; the stop command it prints stops that server too.
+# and prints its address; --stop stops that server too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/common.sh
 source scripts/common.sh
 
 DEMO_DB=allot_demo
-WALK_DB=farm            # the README's walk-through runs here, from empty
+WALK_DB=farm            # the README's quick starts run here, from empty
+ENV_FILE=demo.env       # what --keep leaves: the export line of its cluster
 KEEP=0
 EMULATOR=1
 BUILD=1
+[ "${ALLOT_NO_BUILD:-0}" != 1 ] || BUILD=0
+STOP=0
 for arg in "$@"; do
     case $arg in
         --keep) KEEP=1 ;;
         --no-emulator) EMULATOR=0 ;;
         --no-build) BUILD=0 ;;
-        -h|--help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        --stop) STOP=1 ;;
+        -h|--help) sed -n '2,22s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) die "unknown argument: $arg (try --help)" ;;
     esac
 done
+
+# The cluster an earlier --keep left (named by demo.env), stopped: its
+# status page's server, then PostgreSQL; its directory and demo.env removed.
+stop_kept() {
+    local dir pid
+    [ -f "$ENV_FILE" ] || return 1
+    dir=$(sed -n 's/.* PGHOST=\([^ ]*\) .*/\1/p' "$ENV_FILE")
+    case $dir in
+        "${TMPDIR:-/tmp}"/allot.*) ;;
+        *) die "$ENV_FILE does not name a demo cluster (PGHOST=$dir); remove it by hand" ;;
+    esac
+    if [ -f "$dir/web.pid" ]; then
+        pid=$(cat "$dir/web.pid")
+        kill "$pid" 2>/dev/null || true
+    fi
+    if [ -f "$dir/data/postmaster.pid" ]; then
+        as_cluster_user "$PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null ||
+            die "could not stop the cluster in $dir"
+    fi
+    rm -rf "$dir" "$ENV_FILE"
+    say "stopped the demo cluster in $dir"
+}
+if [ "$STOP" = 1 ]; then
+    stop_kept || say "no demo cluster to stop ($ENV_FILE is not here)"
+    exit 0
+fi
+if [ "$KEEP" = 1 ]; then
+    stop_kept || true
+fi
 [ -f examples/demo.sql ] || die "examples/demo.sql not found"
 
 # What to expect, as measured on the project's 2-core VM shared with other
-# work (README "Two commands": 5 min 32 s, 14 s without the emulator);
+# work (README, "Two commands": 5 min 32 s, 14 s without the emulator);
 # installing missing packages comes on top, once.
 if [ "$EMULATOR" = 1 ]; then
     say "the demo takes 5 to 7 minutes on 2 cores: building 10 s, the SQL demo 10 s, the fleet emulator about 5 minutes"
@@ -72,7 +111,7 @@ psql -X -q -v ON_ERROR_STOP=1 -d "$DEMO_DB" -f examples/demo.sql 2>&1 |
 # Beside the emulator's table: why the workload furthest above its fair
 # share got more of the FLOPs done than allot gave it.  allot shares peak
 # FLOPS; the table counts FLOPs done, and fleet_week's GPU versions deliver
-# half their peak (README "The fleet emulator": peak, not delivered).
+# half their peak (docs/emulator.md: peak, not delivered).
 share_gap_note() {
     awk -F, 'NR > 1 && (top == "" || $5 - $6 > gap) { top = $2; share = $5; fair = $6; gap = $5 - $6 }
         END {
@@ -82,13 +121,13 @@ share_gap_note() {
             print "it holds), while the table counts the FLOPs the jobs really did. The GPUs of this"
             print "fleet deliver half their peak (efficiency=0.5 in fleet_week.scn), so a GPU job (all"
             print "of pulsar'"'"'s, protein'"'"'s on a GPU) does half the FLOPs allot counted for it, and the"
-            printf "part of %s, which runs on CPUs alone, grows. README, \"The fleet emulator\", says more.\n\n", top
+            printf "part of %s, which runs on CPUs alone, grows. docs/emulator.md says more.\n\n", top
         }' "$1"
 }
 
 # The fleet emulator: the same allot, driven through its public functions
 # by 1,000 emulated hosts in virtual time, under allot.fairness = recent,
-# the mode README "The fleet emulator" recommends for hosts that buffer
+# the mode docs/emulator.md recommends for hosts that buffer
 # hours of work.  Its outputs stay in the tree.
 if [ "$EMULATOR" = 1 ]; then
     EMU_SCENARIO=emulator/scenarios/fleet_week.scn
@@ -117,26 +156,24 @@ if [ "$KEEP" = 1 ]; then
     # The demo farm's status page (docs/status-page.md), served until stopped.
     status_page=$(bash scripts/status_page.sh "$DEMO_DB" "$DEMO_DIR") ||
         status_page="  status page: could not start it (log: $DEMO_DIR/web.log)"
-    stop_cmd="$PG_BIN/pg_ctl -D $DEMO_DIR/data -m fast stop && rm -rf $DEMO_DIR"
-    if [ "$(id -u)" -eq 0 ]; then
-        stop_cmd="runuser -u $CLUSTER_USER -- $PG_BIN/pg_ctl -D $DEMO_DIR/data -m fast stop && rm -rf $DEMO_DIR"
-    fi
-    # One stop command for both: the status page's server goes first.
     web_pid=$(sed -n 's/.*stop it: *kill \([0-9]*\).*/\1/p' <<<"$status_page")
+    [ -z "$web_pid" ] || echo "$web_pid" >"$DEMO_DIR/web.pid"
     status_page=$(grep -v 'stop it:' <<<"$status_page")
-    [ -z "$web_pid" ] || stop_cmd="kill $web_pid; $stop_cmd"
     databases="$DEMO_DB (the demo above), "
     [ "$EMULATOR" = 0 ] || databases+="allot_emulate (the fleet emulator), "
-    # The lines below are read by test/t/040_readme.pl: keep their form.
+    cat >"$ENV_FILE" <<ENV
+# The cluster scripts/demo.sh --keep left running; scripts/demo.sh --stop stops it.
+export PATH=$PG_BIN:\$PATH PGHOST=$DEMO_DIR PGPORT=$CLUSTER_PORT PGUSER=postgres PGDATABASE=$WALK_DB
+ENV
     cat <<MSG
 
 The cluster is still running: unix socket only, in $DEMO_DIR (log: $DEMO_DIR/server.log).
-Its databases: ${databases}and $WALK_DB (empty, for the README's walk-through).
-To use it, run this in your shell, then follow the README's "A five-minute walk-through" from the repository's root:
-  export PATH=$PG_BIN:\$PATH PGHOST=$DEMO_DIR PGPORT=$CLUSTER_PORT PGUSER=postgres PGDATABASE=$WALK_DB
+Its databases: ${databases}and $WALK_DB (empty, for the README's quick starts).
+To use it, in a shell at the repository's root:
+  . ./$ENV_FILE
 $status_page
 To stop it:
-  $stop_cmd
+  scripts/demo.sh --stop
 MSG
 else
     stop_cluster "$DEMO_DIR"

@@ -1,4 +1,4 @@
--- request_work, rule by rule (README "Job workloads"; seeds 001 and 003).
+-- request_work, rule by rule (docs/concepts.md "Job workloads"; seeds 001 and 003).
 -- Virtual time starts at 2026-01-01 00:00 UTC.  Every estimate below comes
 -- from allot.default_seconds_per_app_unit (3600 s) unless a test says so.
 SELECT reset_farm();

@@ -4,7 +4,7 @@
 -- and B equal processing.
 --
 -- Why 75/25: usage is peak FLOPS of jobs in progress, summed over
--- resources (README "Job workloads").  With H hosts, B holds all H CPUs (H x 1 GFLOPS), and
+-- resources (docs/concepts.md "Job workloads").  With H hosts, B holds all H CPUs (H x 1 GFLOPS), and
 -- the GPUs split a : H - a.  Equal usage means 2a = H + 2(H - a), so
 -- a = 3H/4.
 --

@@ -28,7 +28,7 @@
  *                 long job is what honest hosts report; fifty in a row is
  *                 not (checked among PLAUSIBLE_AMONG hosts or more)
  *
- * The limits, measured in README's threat model: colluding hosts that
+ * The limits, measured in docs/threat-model.md: colluding hosts that
  * always claim the most act like honest reports at the bound, with a weight
  * their number gives; beyond about one voice in 16 they could raise the
  * bound without end, and the estimate follows them.

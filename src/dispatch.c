@@ -19,7 +19,7 @@ PG_FUNCTION_INFO_V1(allot_request_work);
 
 /*
  * request_work(host_id, request, now, seed): fill the host's requests with
- * jobs.  See README "request_work" for the request and reply formats.
+ * jobs.  See docs/functions.md "request_work" for the request and reply formats.
  */
 Datum
 allot_request_work(PG_FUNCTION_ARGS)

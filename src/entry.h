@@ -121,7 +121,7 @@ allot_require_arg(FunctionCallInfo fcinfo, int argno, const char *name)
 }
 
 /*
- * The magnitudes allot accepts from callers (README "Errors"): far beyond
+ * The magnitudes allot accepts from callers (docs/errors.md): far beyond
  * any real farm, and narrow enough that every product, square and ratio
  * allot forms from them stays finite and non-zero, and every deadline a
  * valid timestamp.

@@ -4,7 +4,7 @@
  * The glue calls allot_host_queue() once per host.  It sorts the jobs by
  * resource and FIFO order, then simulates every resource on its own (seed
  * 002 gives every output "for each processor type"; a GPU job's CPU share is
- * not modelled, as the request accounting (README "Job workloads") does not decrement the CPU
+ * not modelled, as the request accounting (docs/concepts.md "Job workloads") does not decrement the CPU
  * request for a GPU job either):
  *
  *   1. FIFO: jobs start in order while they fit in the free instances; a job

@@ -13,7 +13,7 @@
  * the jobs that miss their deadline; then again with the deadline-missing
  * jobs first in EDF order, which gives the busy time ("no new jobs can
  * possibly be started before this time").  A thin client sends only its
- * buffer, so the server runs the same simulation for it (README "Job workloads", buffer).
+ * buffer, so the server runs the same simulation for it (docs/concepts.md "Job workloads", buffer).
  *
  * Vocabulary:
  *   usage      instances a job occupies: ncoprocs for a GPU job, ncpus for

@@ -34,7 +34,7 @@ bad_request(const char *fmt, const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg(fmt, what),
-			 errhint("See the request format of allot.request_work in the README.")));
+			 errhint("See the request format of allot.request_work in docs/functions.md.")));
 }
 
 static const char *

@@ -15,7 +15,7 @@
 //   7. the reply: acks, aborts, jobs as BOINC workunits and results, credit.
 //
 // Each allot call runs in its own transaction, beside the front end's own
-// rows it concerns (README "One call per transaction").
+// rows it concerns (docs/web-layer.md, "One call per transaction").
 
 const { DatabaseError } = require('pg');
 const xml = require('./xml');

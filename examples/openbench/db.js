@@ -1,7 +1,7 @@
 'use strict';
 // The front end's transactions.  Each worker call is one transaction with
 // at most one allot call in it, beside the front end's own rows it
-// concerns (the top-level README, "One call per transaction"), retried
+// concerns (docs/web-layer.md, "One call per transaction"), retried
 // when PostgreSQL rolled it back whole (serialization failure, deadlock).
 //
 // Assignments and the explanation logged beside each must agree: the

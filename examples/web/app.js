@@ -33,11 +33,11 @@ const wrongKey = (hostId) => new HttpError(401, `the key is not the one issued t
   '28P01', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
 
 // SQLSTATEs worth one more try: the statement was rolled back whole, so
-// running it again is safe (README "Calling allot from a web layer").
+// running it again is safe (docs/web-layer.md).
 const RETRYABLE = new Set(['40001', '40P01']);
 const ATTEMPTS = 3;
 
-// README "Errors": every error a caller can cause has its own SQLSTATE.
+// docs/errors.md: every error a caller can cause has its own SQLSTATE.
 function statusOf(sqlstate) {
   if (sqlstate === 'P0002') return 404;             // unknown host or job
   if (sqlstate === '42501') return 403;             // a job of another host

@@ -179,7 +179,7 @@ ${items.map(([k, v, text]) => `<div><dt>${labels[k]}</dt><dd data-k="${k}" data-
 }
 
 // Why a workload with neither a share nor a fair share is idle: it is not
-// in contention (README "The status page", fair_share).
+// in contention (docs/status-page.md, fair_share).
 function idleReason(w) {
   if (w.state !== 'active') return `${w.state}`;
   if (w.kind === 'jobs' && !(Number(w.jobs_unsent) > 0)) return 'no unsent jobs';

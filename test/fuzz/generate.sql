@@ -118,7 +118,7 @@ BEGIN
 END
 $fn$;
 
--- A non-negative finite amount (what the README asks of seconds, instances,
+-- A non-negative finite amount (what docs/functions.md asks of seconds, instances,
 -- delays and figures), mostly realistic, sometimes at the edges.
 CREATE FUNCTION pg_temp.good_amount() RETURNS jsonb LANGUAGE sql VOLATILE AS $fn$
     SELECT CASE WHEN random() < 0.8
@@ -286,7 +286,7 @@ BEGIN
         r := r || jsonb_build_object('buffer', CASE WHEN random() < p_bad * 0.2 THEN pg_temp.not_a('object')
                                                    ELSE b END);
     END IF;
-    IF random() < 0.15 THEN   -- members the README does not know are ignored
+    IF random() < 0.15 THEN   -- members docs/functions.md does not know are ignored
         r := r || jsonb_build_object(pg_temp.nasty_text(), pg_temp.any_json(3));
     END IF;
     RETURN r;

@@ -3,13 +3,13 @@
 -- everything here lives in pg_temp and goes with the ROLLBACK.
 --
 -- A case is one row of fuzz_case.  run_case() resolves its run-time picks,
--- asks the oracle (oracle.sql) what the README says should happen, calls the
+-- asks the oracle (oracle.sql) what the manual (docs/functions.md, docs/errors.md) says should happen, calls the
 -- function in a subtransaction, and records what went wrong, if anything, as
 -- problems of these kinds:
---   undocumented  an SQLSTATE the README does not give for this function
+--   undocumented  an SQLSTATE the manual does not give for this function
 --   unexpected    another outcome than the oracle's (an error for a valid
 --                 call, success for an invalid one, or another SQLSTATE)
---   reply         a reply that breaks the README or disagrees with the tables
+--   reply         a reply that breaks the manual or disagrees with the tables
 --   message       an error message that is not valid UTF-8
 --   changed       a failed call that changed an allot table
 -- verdict() turns the problems of a batch into one TAP test with examples.
@@ -42,7 +42,7 @@ CREATE TEMP TABLE fuzz_case (
     note     text,
     -- results of the run
     expected text,          -- 'ok' or the SQLSTATE the oracle predicts
-    also     text[],        -- other documented outcomes the README allows here
+    also     text[],        -- other documented outcomes the manual allows here
     got      text,          -- 'ok' or the SQLSTATE raised
     message  text,
     reply    jsonb,
@@ -295,7 +295,7 @@ EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format THEN
 END
 $fn$;
 
--- request_work's reply against the README and the database.
+-- request_work's reply against the manual and the database.
 CREATE FUNCTION pg_temp.check_request_work(c fuzz_case, res jsonb, b jsonb) RETURNS text
     LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -554,7 +554,7 @@ BEGIN
             RETURN format('%s, where percentile_disc WITHIN GROUP gives %s', res, expected);
         END IF;
     WHEN 'run_transitioner' THEN
-        -- the README's six counts (a later release may add more)
+        -- the manual's six counts (a later release may add more)
         IF jsonb_typeof(res) IS DISTINCT FROM 'object'
            OR NOT res ?& '{credited,expired_assignments,flops_estimates,flops_samples,reports_read,timed_out}'
            OR EXISTS (SELECT FROM jsonb_each(res) x WHERE NOT pg_temp.is_number(x.value)

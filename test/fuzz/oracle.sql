@@ -1,5 +1,5 @@
--- test/fuzz/oracle.sql: what the README says a call to allot should do,
--- written from the README (sections "Functions" and "Errors") and from the
+-- test/fuzz/oracle.sql: what the manual says a call to allot should do,
+-- written from the manual (docs/functions.md and docs/errors.md) and from the
 -- messages the bad-input tests pin down, independently of how the fuzz test
 -- generates its calls.  Included by test/pgtap/40_fuzz.sql with \ir.
 --
@@ -7,11 +7,11 @@
 -- the order the functions check: NULL arguments, then argument values, then
 -- lookups of hosts and jobs, then the state of the job.
 
--- The SQLSTATEs each function may raise: those of README "Errors" whose
+-- The SQLSTATEs each function may raise: those of docs/errors.md whose
 -- condition can arise in that function (22003 only where concurrency
 -- settings are computed).  percentile_disc's three are raised by
 -- transitioner.c for a bad fraction or NaN, a multi-dimensional array and a
--- NULL element; the README names them in no table.  Anything else, XX000
+-- NULL element; the manual names them in no table.  Anything else, XX000
 -- included, is a failure.
 CREATE FUNCTION pg_temp.documented(fn text) RETURNS text[] LANGUAGE sql IMMUTABLE AS $fn$
     SELECT CASE fn
@@ -32,7 +32,7 @@ $fn$;
 
 -- ---------------------------------------------------------------------------
 -- Requests of request_work: request_defect() gives the first way a request
--- breaks the format of README "request_work", or NULL when it is well-formed.
+-- breaks the format of docs/functions.md "request_work", or NULL when it is well-formed.
 
 -- A non-negative finite amount.  Amounts are converted as a C double: beyond
 -- 1.7976931348623157e308 they are infinite, and below about 1e-324 they are
@@ -73,7 +73,7 @@ BEGIN
 END
 $fn$;
 
--- A key its object does not take (README "request_work": unknown keys are refused).
+-- A key its object does not take (docs/functions.md "request_work": unknown keys are refused).
 CREATE FUNCTION pg_temp.stray_key(o jsonb, allowed text[], path text) RETURNS text
     LANGUAGE sql IMMUTABLE AS $fn$
     SELECT format('%s has the unknown key %s', path, min(k))
@@ -86,7 +86,7 @@ CREATE FUNCTION pg_temp.too_big(v jsonb, max numeric, path text) RETURNS text
     SELECT CASE WHEN v::numeric > max THEN path || ' is too big' END
 $fn$;
 
--- The request as a whole, member by member as README "request_work" lists them.
+-- The request as a whole, member by member as docs/functions.md "request_work" lists them.
 CREATE FUNCTION pg_temp.request_defect(r jsonb) RETURNS text LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
     k text;
@@ -134,7 +134,7 @@ BEGIN
                 IF v ? field THEN
                     m := pg_temp.amount_defect(v -> field, format('app_versions.%s.%s', k, field));
                     IF m IS NOT NULL THEN RETURN m; END IF;
-                    -- 0 is "not stated"; otherwise within README "Errors"' ranges
+                    -- 0 is "not stated"; otherwise within docs/errors.md' ranges
                     -- (compared as numeric: below about 2.5e-324 a double is 0)
                     IF (v ->> field)::numeric >= 2.5e-324
                        AND NOT (v ->> field)::numeric
@@ -229,7 +229,7 @@ CREATE FUNCTION pg_temp.bad_exclude(ids bigint[]) RETURNS text LANGUAGE sql IMMU
                 WHEN array_position(ids, NULL) IS NOT NULL THEN '22004' END
 $fn$;
 
--- The outcome the README gives for this call in the current state, as 'ok'
+-- The outcome the manual gives for this call in the current state, as 'ok'
 -- or a SQLSTATE, plus documented alternatives.
 CREATE FUNCTION pg_temp.oracle(c fuzz_case, OUT expected text, OUT also text[])
     LANGUAGE plpgsql STABLE AS $fn$

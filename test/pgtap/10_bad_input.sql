@@ -1,4 +1,4 @@
--- Bad arguments to the assignment functions (README "Errors"): each is an
+-- Bad arguments to the assignment functions (docs/errors.md): each is an
 -- ERROR with a stable SQLSTATE and a message that names the value, and leaves
 -- no trace.  Also: a transaction that fails after assigning leaves nothing
 -- behind, and repeated heartbeats and releases are harmless.

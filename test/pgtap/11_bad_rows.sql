@@ -1,4 +1,4 @@
--- Rows an operator writes with plain SQL (README "Tables"): impossible values are
+-- Rows an operator writes with plain SQL (docs/functions.md "Tables"): impossible values are
 -- rejected by a CHECK constraint (SQLSTATE 23514) whose name says which
 -- value is wrong, on INSERT and on UPDATE, and the table is left as it was.
 --

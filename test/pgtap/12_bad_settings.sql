@@ -1,4 +1,4 @@
--- Bad values for allot's settings (README "Settings"): 22023, a message that
+-- Bad values for allot's settings (docs/settings.md): 22023, a message that
 -- names the parameter and the value, and the setting keeps its old value.
 -- The range bounds are not pinned here (only that the value is named).
 --

@@ -1,4 +1,4 @@
--- Bad input to the job-workload functions and tables of 0.2.0 (README "Job workloads" and
+-- Bad input to the job-workload functions and tables of 0.2.0 (docs/concepts.md "Job workloads" and
 -- "Errors"): request_work, report_job, estimate_job, host_queue, and rows of
 -- allot.resource, app_version, host_coproc and job.  Each is an ERROR with a
 -- stable SQLSTATE and a message that names the value, and leaves no trace.

@@ -1,4 +1,4 @@
--- The privilege model (README "Privileges"): a web role that can only call
+-- The privilege model (docs/privileges.md): a web role that can only call
 -- the five request functions, an admin role that manages the farm, and
 -- nothing for PUBLIC.  Run as a superuser in a fresh database with allot
 -- installed; the login roles are created here and dropped by the rollback

@@ -1,4 +1,4 @@
--- Attacks on allot from the two logins a farm exposes (README "Threat
+-- Attacks on allot from the two logins a farm exposes (docs/threat-model.md, "Threat
 -- model"): the web layer's login (a member of allot_web) and an operator's
 -- login (a member of allot_admin).  Each section tries what an attacker
 -- would, and checks that it is refused or reaches nothing:

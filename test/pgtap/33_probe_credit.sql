@@ -1,6 +1,6 @@
 -- A host's stated figures cannot make one job worth more than its deadline
 -- allows.  Under fairness = recent or debt a job sent counts at once as
--- est_secs x peak FLOPS of credit (README "Fairness over time"), and
+-- est_secs x peak FLOPS of credit (docs/concepts.md "Fairness over time"), and
 -- est_secs follows the seconds per app unit the client states in
 -- request.app_versions (up to 1e10).  The deadline check used to bound it:
 -- a job whose estimate exceeds its delay bound is not sent, so one job was

@@ -2,7 +2,7 @@
 -- calls to allot's public functions, plus a hand list of the nastiest ones.
 --
 -- Every call runs in its own subtransaction and must either return a valid
--- reply or raise an ERROR whose SQLSTATE README "Errors" gives for that
+-- reply or raise an ERROR whose SQLSTATE docs/errors.md gives for that
 -- function.  An oracle written from the README, independent of how the calls
 -- are generated, predicts each outcome from the arguments and the state just
 -- before the call: "ok", or the SQLSTATE of the first check that fails (NULLs,

@@ -1,4 +1,4 @@
-# pg_cron runs the transitioner (README "Scheduling the transitioner with pg_cron"): on a throwaway cluster with
+# pg_cron runs the transitioner (docs/production.md "Scheduling the transitioner with pg_cron"): on a throwaway cluster with
 # pg_cron preloaded, a host takes a job whose deadline passes within seconds;
 # the job stays in progress until the cron job
 #     SELECT cron.schedule('allot-transitioner', '* * * * *',

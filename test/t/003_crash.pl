@@ -442,7 +442,7 @@ SELECT (SELECT count(*) FROM allot.job WHERE host_id = $open_host)
      + (SELECT count(*) FROM allot.host_resource WHERE host_id = $open_host)}),
 		'0',
 		"$label: the open transaction left no trace of host $open_host");
-	# README, "Fairness over time": each fold shifts the debts of a resource
+	# docs/concepts.md, "Fairness over time": each fold shifts the debts of a resource
 	# (per kind of workload) so that the largest is 0; a crash in the middle
 	# of a fold must not leave it half done.
 	if ($debt)

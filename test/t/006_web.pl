@@ -79,7 +79,7 @@ VALUES (1, 'tester', 'Linux', 16, 2, NULL),
 
 # ---------------------------------------------------------------------------
 # The web role.  The extension creates the NOLOGIN role allot_web, which may
-# run the five request functions and nothing else (README "Privileges"); the
+# run the five request functions and nothing else (docs/privileges.md); the
 # web layer logs in as a member of it.
 $node->safe_psql('postgres', 'CREATE ROLE web LOGIN IN ROLE allot_web');
 is( $node->safe_psql(
@@ -276,7 +276,7 @@ sub sql { return $node->safe_psql('postgres', $_[0]); }
 # ---------------------------------------------------------------------------
 # OpenBench-style assignment.
 
-# Concurrency settings of a workload on a host (README "Concurrency settings";
+# Concurrency settings of a workload on a host (docs/concepts.md "Concurrency settings";
 # no SPSA and no core odds in this farm): T threads, S sockets (1 when M > 1),
 # M the larger of the thread counts.
 sub expected_settings

@@ -1,33 +1,31 @@
-# The README's walk-through, run as printed against what `scripts/demo.sh
-# --keep` leaves, so that it cannot rot.
+# The README's quick starts, run as printed, each in a fresh shell, so that
+# they cannot rot.
 #
-# The README marks each block of the walk-through with an HTML comment,
-# invisible when rendered:
+# The README marks the blocks a reader runs with HTML comments, invisible
+# when rendered:
 #   <!-- walk-through -->   before a ```sql or ```sh block to run
 #   <!-- output -->         before a ``` block right after it: what it prints
-# The test
-#   - runs `scripts/demo.sh --keep --no-emulator --no-build` (the same code as
-#     the reader's `--keep`, without the emulator's minutes and without
-#     building again: scripts/test.sh has just built and installed allot);
-#   - takes the `export` line and the stop command the demo printed;
-#   - runs every marked block in order, as a reader at two terminals would:
-#     SQL blocks in one psql session (so \gset variables carry over), shell
-#     blocks in one bash session (variables and the background web server
-#     carry over) in a copy of examples/, with `set -eu -o pipefail`, and with
-#     the ports a reader's machine has free but a shared test machine may not
-#     replaced by free ones: the web layer's 8080, the BOINC front end's 8081
-#     and the BOINC client's GUI RPC port 31418;
-#   - among them the BOINC quick start ("Try BOINC locally"): Debian's BOINC
-#     client, started by the block in a directory of its own, fetches, runs
-#     and reports three jobs of the example front end, and the block ends
-#     when the client shows the credit allot granted; the test then checks
-#     that the jobs were credited in allot, that the client and the front
-#     end the block stopped are gone, and that both databases pass
-#     check_invariants();
-#   - fails if a block fails, and compares a block's output with the README's
-#     where it shows one: line by line, trailing blanks ignored, `...`
-#     matching any text within its line (a deadline, a timestamp);
-#   - stops the cluster with the command the demo printed.
+# and each marked block belongs to the quick start ("## Quick start: ...")
+# it stands under.  The test
+#   - copies the repository (as a fresh clone would be: no node_modules, no
+#     demo.env) and runs every quick start there, in the reverse of the
+#     README's order, each in new sessions, as a reader who opens a new
+#     terminal for it would: shell blocks in one bash session (variables and
+#     background servers carry over within the quick start, never to the
+#     next) with `set -eu -o pipefail`, SQL blocks in one psql session
+#     opened with the environment the quick start's demo.env gives;
+#   - sets ALLOT_NO_BUILD=1, so that `scripts/demo.sh --keep` uses the allot
+#     scripts/test.sh has just built and installed, and replaces the ports
+#     a reader's machine has free but a shared test machine may not (the
+#     web layer's 8080, the BOINC front end's 8081, the OpenBench front
+#     end's 8082, the BOINC client's GUI RPC port 31418) with free ones;
+#   - fails if a block fails, and compares a block's output with the
+#     README's where it shows one: line by line, trailing blanks ignored,
+#     `...` matching any text within its line (a deadline, an id);
+#   - checks that each quick start left nothing behind: its shell ends by
+#     itself (no background job still running), its cluster is stopped
+#     (`scripts/demo.sh --stop`) and gone, and the servers and the BOINC
+#     client it started stopped cleanly, as their logs say.
 use strict;
 use warnings FATAL => 'all';
 use Cwd qw(abs_path);
@@ -38,16 +36,27 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $root = abs_path("$ENV{TESTDIR}/..");
+my ($tree, @sessions);    # the reader's copy of the repository; the sessions started
 
 # ---------------------------------------------------------------------------
-# The blocks, in README order: {lang, code, output (undef if none), line}.
-sub walk_through_blocks
+# The quick starts, in README order: {title, blocks}; a block is {lang,
+# code, output (undef if none), line}.
+sub quick_starts
 {
 	my @lines = split /\n/, $_[0], -1;
-	my @blocks;
+	my (@qs, $in_code);
 	for (my $i = 0; $i < @lines; $i++)
 	{
+		$in_code = !$in_code if $lines[$i] =~ /^```/;
+		if (!$in_code && $lines[$i] =~ /^## (.*)$/)
+		{
+			my $title = $1;
+			push @qs, { title => $title, blocks => [] } if $title =~ /^Quick start/;
+			next;
+		}
 		my $marker = $lines[$i] =~ /^<!-- (walk-through|output) -->$/ ? $1 : next;
+		die "README line ", $i + 1, ": <!-- $marker --> outside a quick start" unless @qs;
+		my $blocks = $qs[-1]{blocks};
 		my $fence = $lines[ $i + 1 ] // '';
 		my ($lang) = $fence =~ /^```(\w*)$/
 		  or die "README line ", $i + 1, ": <!-- $marker --> is not followed by a code block";
@@ -60,7 +69,7 @@ sub walk_through_blocks
 		{
 			die "README line ", $i + 2, ": a walk-through block must be sql or sh, not \"$lang\""
 			  unless $lang eq 'sql' || $lang eq 'sh';
-			push @blocks, { lang => $lang, code => $text, output => undef, line => $i + 3 };
+			push @$blocks, { lang => $lang, code => $text, output => undef, line => $i + 3 };
 		}
 		else
 		{
@@ -68,87 +77,79 @@ sub walk_through_blocks
 			my $j = $i - 1;
 			$j-- while $j >= 0 && $lines[$j] =~ /^\s*$/;
 			die "README line ", $i + 1, ": <!-- output --> must directly follow a walk-through block"
-			  unless @blocks && $lines[$j] eq '```' && !defined $blocks[-1]{output}
-			  && $blocks[-1]{line} <= $j;
-			$blocks[-1]{output} = $text;
+			  unless @$blocks && $lines[$j] eq '```' && !defined $blocks->[-1]{output}
+			  && $blocks->[-1]{line} <= $j;
+			$blocks->[-1]{output} = $text;
 		}
 		$i = $end;
 	}
-	return @blocks;
+	return @qs;
 }
 
-my @blocks = walk_through_blocks(slurp_file("$root/README.md"));
-my %langs;
-$langs{ $_->{lang} }++ for @blocks;
-cmp_ok(scalar @blocks, '>=', 10, 'the README marks the blocks of its walk-through (' . scalar(@blocks) . ')');
-ok($langs{sql} && $langs{sh}, 'both SQL and shell blocks');
+my @quick_starts = quick_starts(slurp_file("$root/README.md"));
+is(scalar @quick_starts, 3, 'the README has three quick starts: '
+	  . join(', ', map { "\"$_->{title}\"" } @quick_starts));
+for my $qs (@quick_starts)
+{
+	my %langs;
+	$langs{ $_->{lang} }++ for @{ $qs->{blocks} };
+	ok(@{ $qs->{blocks} } >= 3 && $langs{sh}, "\"$qs->{title}\" marks its blocks ("
+		  . scalar(@{ $qs->{blocks} }) . ')');
+	like($qs->{blocks}[0]{code}, qr/\Ascripts\/demo\.sh --keep\b.*\n\. \.\/demo\.env\b/,
+		"\"$qs->{title}\" starts its own cluster in its first block");
+	like($qs->{blocks}[-1]{code}, qr/^scripts\/demo\.sh --stop$/m, "and stops it in its last");
+}
 
 # ---------------------------------------------------------------------------
-# The cluster, as `scripts/demo.sh --keep` leaves it.
-my $bindir = `pg_config --bindir`;
-chomp $bindir;
-my ($demo_out, $demo_err) = ('', '');
-my $demo_ok = IPC::Run::run(
-	[ 'bash', "$root/scripts/demo.sh", '--keep', '--no-emulator', '--no-build' ],
-	'<', \undef, '>', \$demo_out, '2>', \$demo_err,
-	init => sub { $ENV{ALLOT_PG_BIN} = $bindir });
-ok($demo_ok, 'scripts/demo.sh --keep --no-emulator --no-build succeeds')
-  or diag("stdout:\n$demo_out\nstderr:\n$demo_err");
-
-my ($export) = $demo_out =~ /^  export (.*)$/m;
-my ($stop) = $demo_out =~ /^To stop it:\n  (.*)$/m;
-ok(defined $export && defined $stop, 'the demo prints an export line and a stop command')
-  or BAIL_OUT("no export line or stop command in:\n$demo_out");
-
-my $cluster_up = 1;
-END
-{
-	# also when the test dies: never leave the demo's cluster running
-	if ($cluster_up && defined $stop)
-	{
-		local $?;
-		system('bash', '-c', $stop);
-	}
-}
-
-# The reader's shell after the export line.
-my %env = %ENV;
-for my $assignment (split / /, $export)
-{
-	my ($name, $value) = $assignment =~ /^([A-Z_]+)=(.*)$/
-	  or BAIL_OUT("cannot read \"$assignment\" in the export line");
-	$value =~ s/\$PATH\b/$ENV{PATH}/;
-	$env{$name} = $value;
-}
-is($env{PGDATABASE}, 'farm', 'the export line opens database farm');
-like($env{PGHOST} // '', qr{^/}, 'over the demo cluster\'s unix socket');
-
-# The shell blocks run in a copy of examples/, as in a fresh clone (no
-# node_modules): `npm ci` and the web layer's log write there, not in the tree.
+# The repository as a reader's fresh clone has it.
 my $work = PostgreSQL::Test::Utils::tempdir('readme');
-system('cp', '-a', "$root/examples", "$work/examples") == 0 or die "cp examples: $?";
-system('rm', '-rf', "$work/examples/web/node_modules") == 0 or die "rm node_modules: $?";
+$tree = "$work/repo";
+mkdir $tree or die "mkdir $tree: $!";
+system('bash', '-c', 'tar -C "$0" -cf - --exclude=./.git --exclude=node_modules --exclude=./demo.env '
+	  . '--exclude=./tmp_check --exclude=./tmp_check_iso --exclude=./results --exclude=./output_iso '
+	  . '--exclude=./log --exclude=./test/tmp_check . | tar -C "$1" -xf -', $root, $tree) == 0
+  or die "copying the repository: $?";
+
+# A fresh shell: the test's environment without a cluster's.
+my %fresh = %ENV;
+delete @fresh{qw(PGHOST PGPORT PGUSER PGDATABASE PGHOSTADDR PGSERVICE DATA_DIR)};
+$fresh{ALLOT_NO_BUILD} = 1;
 # The ports the README's shell blocks use, and free ones to use instead.
-my %port_for = map { $_ => PostgreSQL::Test::Cluster::get_free_port() } qw(8080 8081 31418);
+my %port_for = map { $_ => PostgreSQL::Test::Cluster::get_free_port() } qw(8080 8081 8082 31418);
 
 # ---------------------------------------------------------------------------
-# Two sessions, fed block by block.  Each block is followed by a command that
+# Sessions, fed block by block.  Each block is followed by a command that
 # prints a marker; what comes before the marker is the block's output.
 
 sub session
 {
-	my ($cmd, $marker_cmd, $dir) = @_;
+	my ($cmd, $marker_cmd, $env) = @_;
 	my $s = { in => '', out => '', err => '', marker_cmd => $marker_cmd, n => 0 };
 	$s->{timer} = IPC::Run::timeout(180);
 	$s->{h} = IPC::Run::start(
 		$cmd,
 		init => sub {
-			setpgrp(0, 0);    # its own process group, so END can stop the web server too
-			%ENV = %env;
-			chdir $dir or die "chdir $dir: $!";
+			setpgrp(0, 0);    # its own process group, so END can stop its servers too
+			%ENV = %$env;
+			chdir $tree or die "chdir $tree: $!";
 		},
 		'<', \$s->{in}, '>', \$s->{out}, '2>', \$s->{err}, $s->{timer});
+	push @sessions, $s;
 	return $s;
+}
+END
+{
+	# each session leads its own process group: this also stops a server or
+	# client a failed block left running in the background, and the cluster
+	local $?;
+	for my $s (@sessions)
+	{
+		kill 'KILL', -$_->{PID} for grep { $_->{PID} } @{ $s->{h}{KIDS} // [] };
+	}
+	if (defined $tree && -e "$tree/demo.env")
+	{
+		system('bash', '-c', 'cd "$0" && scripts/demo.sh --stop >/dev/null', $tree);
+	}
 }
 
 # run_block(SESSION, CODE): the block's output, or undef if the session died
@@ -160,8 +161,9 @@ sub run_block
 	$s->{out} = '';
 	$s->{in} .= "$code\n" . sprintf($s->{marker_cmd}, $marker) . "\n";
 	my $ok = eval {
-		# a block waits for npm at most; a background command holding the
-		# session's pipes after it died would otherwise keep us here
+		# a block waits for a BOINC client's cycle at most; a background
+		# command holding the session's pipes after it died would otherwise
+		# keep us here
 		$s->{timer}->start(180);
 		while ($s->{out} !~ /^\Q$marker\E$/m)
 		{
@@ -186,21 +188,6 @@ sub stop_session
 	return 0;
 }
 
-my $psql = session([ 'psql', '-X', '-v', 'ON_ERROR_STOP=1' ], '\echo %s', $root);
-my $bash = session([ 'bash', '--noprofile', '--norc' ], 'echo %s', $work);
-my @sessions = ($psql, $bash);
-END
-{
-	# each session leads its own process group: this also stops a web server
-	# a failed shell block left running in the background
-	local $?;
-	for my $s (@sessions)
-	{
-		kill 'KILL', -$_->{PID} for grep { $_->{PID} } @{ $s->{h}{KIDS} // [] };
-	}
-}
-$bash->{in} .= "set -eu -o pipefail\n";
-
 # expected(OUTPUT) as a regex: each line exact but for trailing blanks, and
 # `...` matching any text within its line.
 sub lines_of
@@ -224,65 +211,88 @@ sub output_matches
 	return 1;
 }
 
-my $all_ran = 1;
-for my $b (@blocks)
+# The environment demo.env gives a shell (its one export line).
+sub demo_env
 {
-	my $where = "README line $b->{line} ($b->{lang})";
-	my $code = $b->{code};
-	$code =~ s/\b(8080|8081|31418)\b/$port_for{$1}/g if $b->{lang} eq 'sh';
-	my $s = $b->{lang} eq 'sql' ? $psql : $bash;
-	my $got = run_block($s, $code);
-	if (!ok(defined $got, "$where runs as printed"))
+	my %env = %fresh;
+	my ($export) = slurp_file("$tree/demo.env") =~ /^export (.*)$/m
+	  or die "demo.env holds no export line";
+	for my $assignment (split / /, $export)
 	{
-		diag("the block:\n$b->{code}\nits output:\n$s->{out}\nstderr:\n$s->{err}");
-		$all_ran = 0;
-		last;
+		my ($name, $value) = $assignment =~ /^([A-Z_]+)=(.*)$/
+		  or die "cannot read \"$assignment\" in demo.env";
+		$value =~ s/\$PATH\b/$fresh{PATH}/;
+		$env{$name} = $value;
 	}
-	next unless defined $b->{output};
-	ok(output_matches($got, $b->{output}), "$where prints what the README shows")
-	  or diag("the README shows:\n$b->{output}\nthe block printed:\n$got");
+	return \%env;
 }
 
-# What the reader leaves behind: consistent farms, credit where the BOINC
-# quick start said, and no web server, front end or client still running.
-ok( output_matches(
-		run_block($psql, 'SELECT * FROM allot.check_invariants();') // 'no output',
-		" check_invariants\n------------------\n(0 rows)"),
-	'check_invariants() is empty afterwards');
-
-# psql in the reader's environment, in database DB: its output (-At).
-sub reader_psql
+sub stopped_cleanly
 {
-	my ($db, $sql) = @_;
-	my ($out, $err) = ('', '');
-	IPC::Run::run([ 'psql', '-X', '-At', '-d', $db, '-c', $sql ],
-		'<', \undef, '>', \$out, '2>', \$err, init => sub { %ENV = %env; });
-	return $out . $err;
+	my ($log) = @_;
+	return -e $log && slurp_file($log) =~ /SIGTERM: .*\n.*\bstopped\n\z/s;
 }
-is( reader_psql('volunteer',
-		q{SELECT string_agg(j.state || ' ' || j.validated || ' ' || round(j.credit::numeric, 6), ', ')
-		    FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id WHERE w.name = 'lines'}),
-	"done true 0.578704, done true 0.578704, done true 0.578704\n",
-	'the BOINC quick start: allot has its three jobs done, validated and credited');
-is(reader_psql('volunteer', 'SELECT count(*) FROM allot.check_invariants()'), "0\n",
-	'and check_invariants() is empty in its database');
-# (a session whose block failed may still be running it: ask only after success)
-my $try = $all_ran ? run_block($bash, 'echo "$TRY"') // '' : '';
-chomp $try;
 
-stop_session($psql, '\q');
-ok(stop_session($bash, 'wait; exit'),
-	'the shell session ends by itself: nothing the blocks started in the background still runs');
-like(slurp_file("$work/examples/web/server.log"), qr/SIGTERM: .*\n.*\bstopped\n\z/s,
-	'the walk-through stopped its web server (kill %1), which finished cleanly');
-like(-e "$try/server.log" ? slurp_file("$try/server.log") : '', qr/SIGTERM: .*\n.*\bstopped\n\z/s,
-	'the BOINC quick start stopped its front end (kill $SERVER), which finished cleanly');
-like(-e "$try/client.log" ? slurp_file("$try/client.log") : '', qr/\[---\] Exiting\n\z/,
-	'and its BOINC client (boinccmd --quit), which exited');
-File::Path::remove_tree($try) if $try =~ m{^/.+};
+# ---------------------------------------------------------------------------
+for my $qs (reverse @quick_starts)
+{
+	my $title = $qs->{title};
+	note "---- $title";
+	my $bash = session([ 'bash', '--noprofile', '--norc' ], 'echo %s', \%fresh);
+	$bash->{in} .= "set -eu -o pipefail\n";
+	my $psql;
+	my ($all_ran, $cluster) = (1, undef);
+	for my $b (@{ $qs->{blocks} })
+	{
+		my $where = "\"$title\", README line $b->{line} ($b->{lang})";
+		my $code = $b->{code};
+		my $s = $bash;
+		if ($b->{lang} eq 'sh')
+		{
+			$code =~ s/\b(8080|8081|8082|31418)\b/$port_for{$1}/g;
+		}
+		else
+		{
+			$psql //= session([ 'psql', '-X', '-v', 'ON_ERROR_STOP=1' ], '\echo %s', demo_env());
+			$s = $psql;
+		}
+		my $got = run_block($s, $code);
+		if (!ok(defined $got, "$where runs as printed"))
+		{
+			diag("the block:\n$b->{code}\nits output:\n$s->{out}\nstderr:\n$s->{err}");
+			$all_ran = 0;
+			last;
+		}
+		$cluster //= demo_env()->{PGHOST} if -e "$tree/demo.env";
+		next unless defined $b->{output};
+		ok(output_matches($got, $b->{output}), "$where prints what the README shows")
+		  or diag("the README shows:\n$b->{output}\nthe block printed:\n$got");
+	}
+	# (a session whose block failed may still be running it: ask only after success)
+	my $try = $all_ran ? run_block($bash, 'echo "${TRY:-}"') // '' : '';
+	chomp $try;
+	stop_session($psql, '\q') if $psql;
+	ok(stop_session($bash, 'wait; exit'),
+		"\"$title\": its shell ends by itself: nothing it started in the background still runs");
+	ok(!-e "$tree/demo.env" && defined $cluster && !-e $cluster,
+		"\"$title\": its cluster is stopped and gone (scripts/demo.sh --stop)");
 
-is(system('bash', '-c', $stop), 0, 'the stop command the demo printed stops the cluster');
-$cluster_up = 0;
-ok(!-e $env{PGHOST}, 'and removes its directory');
+	if ($title =~ /in SQL/)
+	{
+		ok(stopped_cleanly("$tree/examples/web/server.log"),
+			'the walk-through stopped its web layer (kill %1), which finished cleanly');
+	}
+	elsif ($title =~ /BOINC/)
+	{
+		ok(stopped_cleanly("$try/server.log"), 'the BOINC front end was stopped (kill $SERVER) and finished cleanly');
+		like(-e "$try/client.log" ? slurp_file("$try/client.log") : '', qr/\[---\] Exiting\n\z/,
+			'and its BOINC client (boinccmd --quit), which exited');
+	}
+	elsif ($title =~ /OpenBench/)
+	{
+		ok(stopped_cleanly("$try/server.log"), 'the OpenBench front end was stopped (kill $SERVER) and finished cleanly');
+	}
+	File::Path::remove_tree($try) if $try =~ m{^/.+};
+}
 
 done_testing();

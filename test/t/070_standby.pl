@@ -1,4 +1,4 @@
-# allot on a streaming standby (issue 25; README "Running allot in
+# allot on a streaming standby (issue 25; docs/production.md "Running allot in
 # production").  A primary serves a small farm; a standby made from its base
 # backup follows it by streaming replication (PostgreSQL::Test::Cluster's
 # backup and init_from_backup with has_streaming).  On the standby:

@@ -1,4 +1,4 @@
-# allot through a failover (issue 25; README "Running allot in production").
+# allot through a failover (issue 25; docs/production.md "Running allot in production").
 #
 # A. Synchronous replication.  A primary streams to a standby named in
 #    synchronous_standby_names, with synchronous_commit = remote_apply: a
@@ -25,6 +25,14 @@
 #        primary runs on the new one (cron.job_run_details, a new row of
 #        allot.status_transitioner), and times out a job sent by the old
 #        primary whose deadline passed after the failover.
+#    Then the old primary comes back as a standby of the new one, by the
+#    steps docs/production.md gives: a CHECKPOINT on the new primary,
+#    pg_rewind of the killed server (wal_log_hints is on everywhere, and
+#    wal_keep_size keeps the WAL it needs), its exit checked, its own
+#    postgresql.conf put back (pg_rewind copies the new primary's), and
+#    standby.signal checked before it starts.  It starts in recovery,
+#    replays what the new primary commits after, and its farm is the new
+#    primary's.
 # B. The negative control: the same check fails with asynchronous
 #    replication.  A second standby follows the new primary synchronously;
 #    its WAL stream is cut (a lagging standby, made certain).  A request then
@@ -71,6 +79,7 @@ deadlock_timeout = 100ms
 shared_preload_libraries = 'pg_cron'
 cron.database_name = 'postgres'
 cron.use_background_workers = on
+wal_keep_size = '256MB'
 });
 $primary->start;
 
@@ -429,6 +438,43 @@ SELECT (SELECT count(*) > 0 FROM cron.job_run_details d JOIN cron.job c USING (j
          WHERE started_at > '$promoted_at' AND timed_out >= 1)}),
 	't|t',
 	'the cron job scheduled on the old primary ran the transitioner on the new one');
+
+# ---------------------------------------------------------------------------
+# The old primary, rewound into a standby of the new one.  (The framework's
+# init(allows_streaming) sets wal_log_hints = on, which pg_rewind needs, or
+# data checksums.)
+$new->safe_psql('postgres', 'CHECKPOINT');    # the new timeline, on disk for pg_rewind
+my $old_conf = slurp_file($primary->data_dir . '/postgresql.conf');
+my ($rewind_out, $rewind_err) = ('', '');
+my $rewound = IPC::Run::run(
+	[
+		$primary->installed_command('pg_rewind'), '--target-pgdata', $primary->data_dir,
+		'--source-server', $new->connstr('postgres'), '--write-recovery-conf'
+	],
+	'<', \undef, '>', \$rewind_out, '2>', \$rewind_err);
+ok($rewound, 'pg_rewind makes the killed primary follow the new one (exit status 0)')
+  or diag("$rewind_out$rewind_err");
+like("$rewind_out$rewind_err", qr/Done!/, 'and says it is done');
+# pg_rewind copies the source's configuration files: the old server's own
+# postgresql.conf (its port, among others) goes back before it starts.
+open(my $conf_fh, '>', $primary->data_dir . '/postgresql.conf') or die "postgresql.conf: $!";
+print $conf_fh $old_conf;
+close $conf_fh;
+ok(-e $primary->data_dir . '/standby.signal', 'standby.signal is there: it will start as a standby');
+$primary->start;
+is($primary->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'the old primary is a standby now');
+my $probe_count = $new->safe_psql('postgres',
+	q{INSERT INTO allot.host (id, name, os, threads) VALUES (3001, 'after-rewind', 'Linux', 4);
+	  SELECT count(*) FROM allot.host});
+my $caught_up_lsn = $new->lsn('insert');
+ok( $primary->poll_query_until(
+		'postgres', "SELECT pg_last_wal_replay_lsn() >= '$caught_up_lsn'::pg_lsn"),
+	'it replays what the new primary commits after the rewind');
+is($primary->safe_psql('postgres', 'SELECT count(*) FROM allot.host'), $probe_count,
+	"and its farm is the new primary's");
+is( $primary->safe_psql('postgres', $jobs_per_workload_sql),
+	$new->safe_psql('postgres', $jobs_per_workload_sql), 'job for job');
+$primary->stop;
 
 # ---------------------------------------------------------------------------
 # B. The negative control.  A second standby follows the new primary,

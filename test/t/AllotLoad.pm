@@ -13,7 +13,7 @@ our @EXPORT_OK =
 
 # One line per job whose row contradicts its state or its reports.  Every
 # rule follows from what request_work, report_job and run_transitioner
-# write (README, "Job workloads" and "Reports"):
+# write (docs/concepts.md, "Job workloads" and "Reports"):
 #   - a job in progress knows its host, version, sending time, deadline,
 #     estimate and peak FLOPS, and has not been reported for that sending;
 #   - an unsent job is held by nobody;

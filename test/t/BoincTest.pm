@@ -7,7 +7,10 @@
 # boinccmd and plain HTTP from inside the namespace.
 #
 # Every process started is stopped by its PID, the clients and the front
-# end before the namespace's holder, also when the test dies.
+# end before the namespace's holder, also when the test dies or is stopped
+# by a signal (a time limit's SIGTERM, Ctrl-C).  And each is tied to the
+# test (setpriv --pdeathsig KILL): not even a SIGKILL of the test leaves one
+# running.
 package BoincTest;
 
 use strict;
@@ -43,6 +46,8 @@ sub stop_all
 	return;
 }
 END { local $?; stop_all(); }
+# (exit, not die: an eval the signal lands in would swallow a die.)
+$SIG{$_} = sub { diag("killed by SIG$_[0]"); exit 1 } for qw(TERM INT HUP);
 
 # SIGTERM, then SIGKILL after secs; returns the exit status, or undef if
 # it had to be killed.
@@ -100,7 +105,7 @@ sub new
 {
 	my ($class, %args) = @_;
 	my $self = bless { %args, tool => {} }, $class;
-	for my $name (qw(boinc boinccmd unshare nsenter ip node npm make cc))
+	for my $name (qw(boinc boinccmd unshare nsenter ip node npm make cc setpriv))
 	{
 		$self->{tool}{$name} = tool($name);
 		ok($self->{tool}{$name}, "$name is installed")
@@ -173,11 +178,15 @@ sub netns
 	my ($self) = @_;
 	my $t = $self->{tool};
 	my $ready = "$self->{work}/netns-ready";
+	# setpriv after unshare and nsenter: a change of credentials clears a
+	# parent-death signal
+	my @tied = ($t->{setpriv}, '--pdeathsig', 'KILL', '--');
 	$self->spawn('holder', "$self->{work}/holder.log", {}, $t->{unshare}, '--user', '--map-root-user', '--net', '--',
-		'/bin/sh', '-c', qq{"$t->{ip}" link set lo up && touch "$ready" && exec sleep 900});
+		@tied, '/bin/sh', '-c', qq{"$t->{ip}" link set lo up && touch "$ready" && exec sleep 900});
 	ok(wait_for(20, sub { -e $ready }), 'a network namespace with only loopback is up')
 	  or BAIL_OUT(slurp("$self->{work}/holder.log"));
-	$self->{in_ns} = [ $t->{nsenter}, '--target', $self->pid('holder'), '--user', '--net', '--preserve-credentials', '--' ];
+	$self->{in_ns} = [ $t->{nsenter}, '--target', $self->pid('holder'), '--user', '--net', '--preserve-credentials', '--',
+		@tied ];
 	my ($out) = $self->run_cmd({}, $self->in_ns, $t->{ip}, '-brief', 'link');
 	like($out, qr/^lo\s+UNKNOWN/m, 'inside it: the loopback interface, up');
 	unlike($out, qr/^(?!lo\s)\S/m, 'and no other interface');
