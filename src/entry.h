@@ -182,6 +182,12 @@ allot_host_not_found(int64 host_id)
  */
 #define ALLOT_SWEEP_LOCK_SPACE 0x6173	/* "as"; pg_locks.objsubid 24947 */
 
+/*
+ * One transaction at a time writes the share history (share_history.c);
+ * the others only try this lock, and skip that step when it is held.
+ */
+#define ALLOT_SHARE_HISTORY_LOCK_SPACE 0x7368	/* "sh"; pg_locks.objsubid 29544 */
+
 static inline void
 allot_lock_host(int64 host_id)
 {

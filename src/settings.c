@@ -38,6 +38,7 @@ double		allot_flops_percentile = 0.05;
 double		allot_flops_avg_weight = 0.1;
 double		allot_gpu_efficiency = 1.0;
 int			allot_transitioner_batch = 10000;
+int			allot_share_history_retention = 24 * 3600;
 
 static const struct config_enum_entry fairness_options[] = {
 	{"current", FAIRNESS_CURRENT, false},
@@ -189,6 +190,11 @@ define_all(void)
 							NULL,
 							&allot_transitioner_batch, 10000, 1, 10000000,
 							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.share_history_retention",
+							"How long allot.share_history keeps each workload's share, a row a minute.",
+							"run_transitioner writes the rows and deletes older ones; 0 keeps none.",
+							&allot_share_history_retention, 24 * 3600, 0, ALLOT_SHARE_HISTORY_MAX_RETENTION,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
 }
 
 /* The "allot.*" placeholders waiting to be applied, as they are now. */

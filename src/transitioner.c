@@ -19,8 +19,11 @@
  *              last call is folded into the long-term debts
  *              (allot.fold_debts; fairness.h has the formula)
  *
- * Each call then records what it did in allot.transitioner_run (0.5.0 and
- * later), for the status views: one upsert into a ring of 100 slots.
+ * Then (0.7.0 and later) it samples each workload's share against its fair
+ * share for the status page's history, a sample a minute, and deletes the
+ * samples past their retention (share_history.c).  Each call records what
+ * it did in allot.transitioner_run (0.5.0 and later), for the status views:
+ * one upsert into a ring of 100 slots.
  */
 #include "postgres.h"
 
@@ -52,7 +55,7 @@ static SPIPlanPtr fold_plan = NULL;
 static SPIPlanPtr last_seen_plan = NULL;
 static SPIPlanPtr usage_drop_plan = NULL;
 static SPIPlanPtr medians_plan = NULL;
-static SPIPlanPtr record_plan = NULL;
+static SPIPlanPtr record_plan[2] = {NULL, NULL};	/* 0.5.0; with the history's counts */
 
 /* Runs kept in allot.transitioner_run; its CHECK on slot says the same. */
 #define TRANSITIONER_RUNS_KEPT 100
@@ -68,6 +71,8 @@ typedef struct TransitionerRun
 	int64		credited;
 	int64		folded;
 	int64		hosts_seen;
+	int64		shares_recorded;
+	int64		shares_deleted;
 } TransitionerRun;
 
 static void
@@ -300,36 +305,44 @@ update_medians(void)
  * n % TRANSITIONER_RUNS_KEPT, so the history stays bounded and costs one
  * upsert per run.  The SQL side is older than 0.5.0 when the table is
  * missing; then nothing is recorded (one C library serves every version).
+ * From 0.7.0 the row also counts what the run did to the share history.
  */
 static void
 record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 {
-	Oid			types[11] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID,
-	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
-	Datum		args[11];
+	Oid			types[13] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID,
+		INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum		args[13];
+	Oid			table = get_relname_relid("transitioner_run", get_namespace_oid("allot", false));
+	bool		shares;
 
-	if (!OidIsValid(get_relname_relid("transitioner_run", get_namespace_oid("allot", false))))
+	if (!OidIsValid(table))
 		return;
-	if (record_plan == NULL)
-		record_plan = allot_prepare(
-							"INSERT INTO allot.transitioner_run AS r"
-							"       (slot, run, started_at, finished_at, now_given, fairness,"
-							"        timed_out, expired_assignments, reports_read, flops_samples,"
-							"        flops_estimates, credited, debts_folded, hosts_seen)"
-							"SELECT n % " CppAsString2(TRANSITIONER_RUNS_KEPT) ", n, $1, $2, $3,"
-							"       current_setting('allot.fairness'), $4, $5, $6, $7, $8, $9, $10, $11"
-							"  FROM nextval('allot.transitioner_run_seq') n "
-							"ON CONFLICT (slot) DO UPDATE"
-							"   SET run = excluded.run, started_at = excluded.started_at,"
-							"       finished_at = excluded.finished_at, now_given = excluded.now_given,"
-							"       fairness = excluded.fairness, timed_out = excluded.timed_out,"
-							"       expired_assignments = excluded.expired_assignments,"
-							"       reports_read = excluded.reports_read,"
-							"       flops_samples = excluded.flops_samples,"
-							"       flops_estimates = excluded.flops_estimates,"
-							"       credited = excluded.credited, debts_folded = excluded.debts_folded,"
-							"       hosts_seen = excluded.hosts_seen",
-							11, types);
+	shares = get_attnum(table, "shares_recorded") != InvalidAttrNumber;
+	if (record_plan[shares] == NULL)
+		record_plan[shares] = allot_prepare(psprintf(
+													 "INSERT INTO allot.transitioner_run AS r"
+													 "       (slot, run, started_at, finished_at, now_given, fairness,"
+													 "        timed_out, expired_assignments, reports_read, flops_samples,"
+													 "        flops_estimates, credited, debts_folded, hosts_seen%s)"
+													 "SELECT n %% " CppAsString2(TRANSITIONER_RUNS_KEPT) ", n, $1, $2, $3,"
+													 "       current_setting('allot.fairness'), $4, $5, $6, $7, $8, $9, $10, $11%s"
+													 "  FROM nextval('allot.transitioner_run_seq') n "
+													 "ON CONFLICT (slot) DO UPDATE"
+													 "   SET run = excluded.run, started_at = excluded.started_at,"
+													 "       finished_at = excluded.finished_at, now_given = excluded.now_given,"
+													 "       fairness = excluded.fairness, timed_out = excluded.timed_out,"
+													 "       expired_assignments = excluded.expired_assignments,"
+													 "       reports_read = excluded.reports_read,"
+													 "       flops_samples = excluded.flops_samples,"
+													 "       flops_estimates = excluded.flops_estimates,"
+													 "       credited = excluded.credited, debts_folded = excluded.debts_folded,"
+													 "       hosts_seen = excluded.hosts_seen%s",
+													 shares ? ", shares_recorded, shares_deleted" : "",
+													 shares ? ", $12, $13" : "",
+													 shares ? ", shares_recorded = excluded.shares_recorded,"
+													 " shares_deleted = excluded.shares_deleted" : ""),
+											shares ? 13 : 11, types);
 	args[0] = TimestampTzGetDatum(started);
 	args[1] = TimestampTzGetDatum(GetCurrentTimestamp());
 	args[2] = TimestampTzGetDatum(now);
@@ -341,7 +354,9 @@ record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 	args[8] = Int64GetDatum(r->credited);
 	args[9] = Int64GetDatum(r->folded);
 	args[10] = Int64GetDatum(r->hosts_seen);
-	if (SPI_execute_plan(record_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+	args[11] = Int64GetDatum(r->shares_recorded);
+	args[12] = Int64GetDatum(r->shares_deleted);
+	if (SPI_execute_plan(record_plan[shares], args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the transitioner run");
 }
 
@@ -440,16 +455,21 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not drop unused workload_usage rows");
 
 	update_medians();
+
+	/* Last, so that the sample sees the assignments this run expired. */
+	r.shares_recorded = allot_record_shares(now, &r.shares_deleted);
 	record_run(started, now, &r);
 
 	SPI_finish();
 	json = psprintf("{\"timed_out\": %lld, \"expired_assignments\": %lld,"
 					" \"reports_read\": %lld, \"flops_samples\": %lld,"
 					" \"flops_estimates\": %lld, \"credited\": %lld,"
-					" \"debts_folded\": %lld, \"hosts_seen\": %lld}",
+					" \"debts_folded\": %lld, \"hosts_seen\": %lld,"
+					" \"shares_recorded\": %lld, \"shares_deleted\": %lld}",
 					(long long) r.timed_out, (long long) r.expired, (long long) r.jobs_read,
 					(long long) r.samples, (long long) r.figures, (long long) r.credited,
-					(long long) r.folded, (long long) r.hosts_seen);
+					(long long) r.folded, (long long) r.hosts_seen,
+					(long long) r.shares_recorded, (long long) r.shares_deleted);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
 }
 

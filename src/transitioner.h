@@ -24,4 +24,12 @@ extern int64 allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
  */
 extern int64 allot_time_out_jobs(TimestampTz now, const int64 *host_id, int limit);
 
+/*
+ * Sample the shares for the status page's history (share_history.c): delete
+ * the samples past allot.share_history_retention (counted in *deleted), and
+ * record this minute's unless it has one or another run is recording.
+ * Returns the rows recorded.  Before 0.7.0, nothing.
+ */
+extern int64 allot_record_shares(TimestampTz now, int64 *deleted);
+
 #endif							/* ALLOT_TRANSITIONER_H */
