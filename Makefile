@@ -12,6 +12,11 @@ OBJS = \
 	src/workload_cache.o \
 	src/table_read.o \
 	src/table_write.o \
+	src/assign_host.o \
+	src/assign_read.o \
+	src/assign_pick.o \
+	src/assign_commit.o \
+	src/assign.o \
 	src/assignment.o \
 	src/assignment_usage.o \
 	src/usage.o \

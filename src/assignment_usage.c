@@ -523,46 +523,68 @@ gather_lapsed_row(void *arg, const Datum *v, const bool *isnull)
 /*
  * The counted assignments of the cache's workloads that lapsed at this
  * cutoff and were not swept yet, as deltas to subtract from the usage rows
- * (usage_cache.c holds those), for assign_workload.  Read with a fresh
- * snapshot from the watch list, rebuilt first when the cutoff has passed it
- * and nobody else is rebuilding it; else from a scan of the assignments.
- * Returns what allot_assignment_usage returns, for allot_tidy_assignments.
- * The caller is connected to SPI.
+ * (usage_cache.c holds those), for assign_workload: from the watch list,
+ * read with a fresh snapshot and without the executor, so that a repeat runs
+ * no statement.  Returns what allot_assignment_usage returns, for
+ * allot_tidy_assignments; or -1, having read nothing, on a schema without a
+ * watch list or when the list does not reach the cutoff: the caller then
+ * opens SQL and calls allot_lapsed_usage.
+ */
+int
+allot_lapsed_from_watch(const WorkloadCache *cache, TimestampTz cutoff, LapsedUsage *out)
+{
+	LapsedSink	sink = {cache, out, 16};
+	Snapshot	snap;
+	int64		generation;
+	TimestampTz horizon;
+
+	out->n = 0;
+	out->any = false;
+	out->deltas = palloc(sizeof(UsageDelta) * sink.room);
+	if (!has_watch())
+		return -1;
+	snap = allot_read_snapshot(true);
+	read_horizon(snap, &generation, &horizon);
+	if (cutoff > horizon)
+	{
+		UnregisterSnapshot(snap);
+		return -1;
+	}
+	visit_lapsed(snap, generation, cutoff, gather_lapsed, &sink);
+	UnregisterSnapshot(snap);
+	return (out->any ? USAGE_LAPSED : 0) |
+		(horizon - cutoff < watch_ahead() / 2 ? USAGE_WATCH_DUE : 0);
+}
+
+/*
+ * The same, where the watch list may fall short: rebuilt first when the
+ * cutoff has passed it and nobody else is rebuilding it; else the lapsed
+ * rows come from a scan of the assignments.  The caller is connected to
+ * SPI.
  */
 int
 allot_lapsed_usage(const WorkloadCache *cache, TimestampTz cutoff, LapsedUsage *out)
 {
 	LapsedSink	sink = {cache, out, 16};
 	Datum		args[1] = {TimestampTzGetDatum(cutoff)};
-
-	out->n = 0;
-	out->any = false;
-	out->deltas = palloc(sizeof(UsageDelta) * sink.room);
+	int			found;
 
 	prepare_common_plans();
 	if (has_watch())
 	{
 		for (int attempt = 0; attempt < 2; attempt++)
 		{
-			Snapshot	snap = allot_read_snapshot(true);
-			int64		generation;
-			TimestampTz horizon;
-
-			read_horizon(snap, &generation, &horizon);
-			if (cutoff <= horizon)
-			{
-				visit_lapsed(snap, generation, cutoff, gather_lapsed, &sink);
-				UnregisterSnapshot(snap);
-				return (out->any ? USAGE_LAPSED : 0) |
-					(horizon - cutoff < watch_ahead() / 2 ? USAGE_WATCH_DUE : 0);
-			}
-			UnregisterSnapshot(snap);
+			if ((found = allot_lapsed_from_watch(cache, cutoff, out)) >= 0)
+				return found;
 			prepare_watch_plans();
 			if (attempt > 0 || !rebuild_watch(cutoff, cutoff))
 				break;
 		}
 	}
 	/* No list that reaches the cutoff: scan (nothing for the caller to sweep). */
+	out->n = 0;
+	out->any = false;
+	out->deltas = palloc(sizeof(UsageDelta) * sink.room);
 	allot_execute_rows(lapsed_scan_plan, args, false, gather_lapsed_row, &sink,
 					   "allot.assignment");
 	out->any = false;
