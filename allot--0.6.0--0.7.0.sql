@@ -2,3 +2,29 @@
  */
 
 \echo Use "ALTER EXTENSION allot UPDATE TO '0.7.0'" to load this file. \quit
+
+/* ---------------------------------------------------------------------------
+ * search_path pinned in C, not by a SET clause, where a call often runs no
+ * statement (issue 33).
+ *
+ * A SET clause costs every call a GUC switch and back: the value parsed,
+ * the old one saved, both passed through their hooks; 0.6.0's repeat
+ * assignment spent 9% of its instructions on it, and a switch paid it once
+ * more for each firing of the usage trigger.  The search_path a statement
+ * is analysed under matters only to the statements a function runs.  So:
+ *   - assign_workload runs no statement at all for a repeat (its reads and
+ *     its write go to the tables directly); the first statement any other
+ *     request needs pins search_path = pg_catalog, pg_temp first, in C
+ *     (allot_pin_search_path, src/entry.c), exactly as the SET clause did.
+ *     It stays SECURITY DEFINER, owned by allot_owner: fmgr still switches
+ *     to the owner, which costs no GUC switch;
+ *   - assignment_usage_trigger pins it the same way before its statements,
+ *     and only if it is not already so: fired by a request's own statements
+ *     it is, so a switch pays nothing more;
+ *   - usage_signal_trigger runs no statement and looks no name up by path.
+ * A caller that puts its own schema before pg_catalog reaches none of
+ * their statements (test/pgtap/30_privileges.sql tries).
+ * ------------------------------------------------------------------------- */
+ALTER FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint) RESET search_path;
+ALTER FUNCTION allot.assignment_usage_trigger() RESET search_path;
+ALTER FUNCTION allot.usage_signal_trigger() RESET search_path;

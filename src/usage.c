@@ -152,6 +152,7 @@ allot_assignment_usage_trigger(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	Contribution before = {0, 0, 0},
 				after = {0, 0, 0};
+	int			guc_level;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
 		!TRIGGER_FIRED_AFTER(td->tg_event))
@@ -174,6 +175,8 @@ allot_assignment_usage_trigger(PG_FUNCTION_ARGS)
 		before.focus_threads == after.focus_threads)
 		return PointerGetDatum(NULL);
 
+	/* No SET clause from 0.7.0: pinned here, unless a request already did. */
+	guc_level = allot_pin_search_path();
 	SPI_connect();
 	prepare_plans();
 	if (before.workload_id == after.workload_id)
@@ -203,6 +206,7 @@ allot_assignment_usage_trigger(PG_FUNCTION_ARGS)
 					  second == &after ? 1 : -1);
 	}
 	SPI_finish();
+	allot_unpin_search_path(guc_level);
 	return PointerGetDatum(NULL);
 }
 
