@@ -28,3 +28,32 @@
 ALTER FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint) RESET search_path;
 ALTER FUNCTION allot.assignment_usage_trigger() RESET search_path;
 ALTER FUNCTION allot.usage_signal_trigger() RESET search_path;
+
+/* ---------------------------------------------------------------------------
+ * The watch list of lapsing assignments, signalled (issue 33).
+ *
+ * Every request read the list's horizon row and scanned the list for the
+ * assignments lapsed at its cutoff: a tenth of a repeat, and on a farm in
+ * service the scan finds nothing most of the time.  A backend now keeps
+ * what it last read (the generation, the horizon, the earliest seen_at
+ * listed) and reads again only after a signal: each statement that adds to
+ * the list or moves its horizon queues a relcache invalidation of an empty
+ * table, allot.assignment_watch_signal, which nobody opens, as
+ * workload_usage_signal does for the usage copy.  Sweeps take entries off
+ * the list, which cannot make a lapsed one appear, and signal nothing.  A
+ * request whose cutoff is up to the horizon and the earliest entry has
+ * nothing lapsed to subtract, and reads neither table
+ * (src/assignment_usage.c).
+ * ------------------------------------------------------------------------- */
+CREATE TABLE allot.assignment_watch_signal ();
+COMMENT ON TABLE allot.assignment_watch_signal IS
+    'Holds no rows: a change that adds to allot.assignment_watch or moves allot.assignment_horizon invalidates this table''s relcache entry, which tells every backend that what it knows of the watch list is stale';
+REVOKE ALL ON allot.assignment_watch_signal FROM PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON allot.assignment_watch_signal TO allot_admin;
+
+CREATE TRIGGER assignment_watch_signal
+    AFTER INSERT OR UPDATE ON allot.assignment_watch
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.usage_signal_trigger('assignment_watch_signal');
+CREATE TRIGGER assignment_horizon_signal
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON allot.assignment_horizon
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.usage_signal_trigger('assignment_watch_signal');

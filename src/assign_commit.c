@@ -10,7 +10,8 @@
  *   a switch       the assignment updated or inserted through SQL (its
  *                  trigger moves the host's threads between two usage rows,
  *                  in workload id order: no deadlocks), and
- *                  host.last_workload_id
+ *                  host.last_workload_id at the row the request read
+ *                  (table_write.c), its foreign key checked there
  *   nothing fits   the assignment deleted, if there was one; nothing else
  *
  * host.last_seen is not written here: the transitioner brings it up to date
@@ -132,8 +133,12 @@ record(Assign *a, const CachedWorkload *w)
 				execute(a, &update_plan, args, SPI_OK_UPDATE) :
 				execute(a, &insert_plan, args, SPI_OK_INSERT));
 
-	/* The host row is written only when its last workload changes. */
-	if (host->last_workload_id != w->id)
+	/*
+	 * The host row is written only when its last workload changes: at the
+	 * row the request read, or through SQL where the table asks for more.
+	 */
+	if (host->last_workload_id != w->id &&
+		!allot_write_last_workload(host->host_row, w->id))
 	{
 		Datum		hargs[2] = {Int64GetDatum(a->host_id), Int64GetDatum(w->id)};
 

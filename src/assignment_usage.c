@@ -50,6 +50,7 @@
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
@@ -336,43 +337,57 @@ read_horizon(Snapshot snap, int64 *generation, TimestampTz *horizon)
  * checked against its assignment under snap: fn gets the ones still
  * counted and seen before the cutoff.  An index range over the list, about
  * as long as the hosts that went quiet and were not swept yet, with a
- * primary-key probe of each entry's assignment.
+ * primary-key probe of each entry's assignment.  *first, if asked for, is
+ * the earliest seen_at listed in this generation (DT_NOEND: none): no
+ * cutoff up to it has anything to visit.
  */
 static void
-visit_lapsed(Snapshot snap, int64 generation, TimestampTz cutoff, LapsedFn fn, void *arg)
+visit_lapsed(Snapshot snap, int64 generation, TimestampTz cutoff, LapsedFn fn, void *arg,
+			 TimestampTz *first)
 {
 	AllotTable	w,
 				a;
 	Relation	seen_idx = allot_index_open("assignment_watch_seen_idx");
-	ScanKeyData keys[2];
+	ScanKeyData keys[1];
 	IndexScanDesc iscan;
 	AttrNumber	w_host,
+				w_seen,
 				a_workload,
 				a_threads,
 				a_focus,
 				a_counted,
 				a_seen;
+	bool		any = false;
 
 	allot_table_open(&w, "assignment_watch", NULL, false);
 	allot_table_open(&a, "assignment", "assignment_pkey", false);
 	w_host = allot_column(&w, "host_id", INT8OID);
+	w_seen = allot_column(&w, "seen_at", TIMESTAMPTZOID);
 	a_workload = allot_column(&a, "workload_id", INT8OID);
 	a_threads = allot_column(&a, "threads", INT4OID);
 	a_focus = allot_column(&a, "focus", BOOLOID);
 	a_counted = allot_column(&a, "counted", BOOLOID);
 	a_seen = allot_column(&a, "seen_at", TIMESTAMPTZOID);
+	if (first != NULL)
+		*first = DT_NOEND;
 
 	/*
-	 * assignment_watch_seen_idx is (generation, seen_at).  timestamp_lt is
-	 * timestamptz_lt's function, under a name fmgroids.h has on every server
-	 * version.
+	 * assignment_watch_seen_idx is (generation, seen_at): the generation's
+	 * entries come earliest first, and the scan stops at the first that is
+	 * not before the cutoff.
 	 */
 	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(generation));
-	ScanKeyInit(&keys[1], 2, BTLessStrategyNumber, F_TIMESTAMP_LT, TimestampTzGetDatum(cutoff));
-	iscan = index_beginscan(w.rel, seen_idx, snap, 2, 0);
-	index_rescan(iscan, keys, 2, NULL, 0);
+	iscan = index_beginscan(w.rel, seen_idx, snap, 1, 0);
+	index_rescan(iscan, keys, 1, NULL, 0);
 	while (index_getnext_slot(iscan, ForwardScanDirection, w.slot))
 	{
+		TimestampTz listed = allot_slot_timestamptz(&w, w_seen, DT_NOEND);
+
+		if (!any && first != NULL)
+			*first = listed;
+		any = true;
+		if (listed >= cutoff)
+			break;
 		if (!allot_fetch_by_key(&a, allot_slot_int8(&w, w_host, 0), snap) ||
 			!allot_slot_bool(&a, a_counted, false) ||
 			allot_slot_timestamptz(&a, a_seen, DT_NOEND) >= cutoff)
@@ -474,7 +489,7 @@ read_usage_direct(const int64 *ids, int n, TimestampTz cutoff, bool fresh,
 	allot_visit_usage_rows(snap, add_usage_row, &sink);
 	read_horizon(snap, &generation, horizon);
 	if (cutoff <= *horizon)
-		visit_lapsed(snap, generation, cutoff, subtract_lapsed, &sink);
+		visit_lapsed(snap, generation, cutoff, subtract_lapsed, &sink, NULL);
 	UnregisterSnapshot(snap);
 }
 
@@ -521,14 +536,70 @@ gather_lapsed_row(void *arg, const Datum *v, const bool *isnull)
 }
 
 /*
+ * What the backend knows of the watch list (0.7.0 on): its generation, how
+ * far it reaches, and the earliest seen_at it lists, as read under a
+ * snapshot taken after `read_at` signals.  Entries leave the list (sweeps)
+ * without a signal, which only makes the earliest one later; every change
+ * that adds or lowers one, or moves the horizon, is a statement on
+ * allot.assignment_watch or allot.assignment_horizon, whose statement
+ * triggers queue a relcache invalidation of the empty table
+ * allot.assignment_watch_signal, as workload_usage_signal does for the
+ * usage copy (usage_cache.c): PostgreSQL delivers it to every backend when
+ * the change commits, before the change's locks are let go.  While nothing
+ * was signalled since, a cutoff up to both the horizon and the earliest
+ * entry has nothing lapsed to find: such a request reads neither table.
+ */
+static uint64 watch_signals = 1;
+static Oid	watch_signal_relid = InvalidOid;	/* InvalidOid: look it up */
+static bool watch_callback_registered = false;
+
+static struct
+{
+	uint64		read_at;		/* 0: nothing known */
+	int64		generation;
+	TimestampTz horizon;
+	TimestampTz first;
+} watch_known;
+
+static void
+watch_signal_callback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == watch_signal_relid)
+	{
+		watch_signals++;
+		watch_signal_relid = InvalidOid;	/* dropped and made again, maybe */
+	}
+}
+
+/* Is the watch list signalled (0.7.0 on)?  Looked up again after a signal. */
+static bool
+watch_signalled(void)
+{
+	if (!watch_callback_registered)
+	{
+		CacheRegisterRelcacheCallback(watch_signal_callback, (Datum) 0);
+		watch_callback_registered = true;
+	}
+	if (!OidIsValid(watch_signal_relid))
+	{
+		watch_signal_relid = get_relname_relid("assignment_watch_signal",
+											   get_namespace_oid("allot", false));
+		watch_known.read_at = 0;
+	}
+	return OidIsValid(watch_signal_relid);
+}
+
+/*
  * The counted assignments of the cache's workloads that lapsed at this
  * cutoff and were not swept yet, as deltas to subtract from the usage rows
  * (usage_cache.c holds those), for assign_workload: from the watch list,
  * read with a fresh snapshot and without the executor, so that a repeat runs
- * no statement.  Returns what allot_assignment_usage returns, for
- * allot_tidy_assignments; or -1, having read nothing, on a schema without a
- * watch list or when the list does not reach the cutoff: the caller then
- * opens SQL and calls allot_lapsed_usage.
+ * no statement; or from what the backend knows of it, without reading it.
+ * Returns what allot_assignment_usage returns, for allot_tidy_assignments;
+ * or -1, having read nothing, on a schema without a watch list or when the
+ * list does not reach the cutoff: the caller then opens SQL and calls
+ * allot_lapsed_usage.  The caller holds allot.assignment's write lock,
+ * whose taking brought in the signals committed before it.
  */
 int
 allot_lapsed_from_watch(const WorkloadCache *cache, TimestampTz cutoff, LapsedUsage *out)
@@ -537,12 +608,21 @@ allot_lapsed_from_watch(const WorkloadCache *cache, TimestampTz cutoff, LapsedUs
 	Snapshot	snap;
 	int64		generation;
 	TimestampTz horizon;
+	TimestampTz first;
+	uint64		at;
+	bool		signalled = watch_signalled();
 
 	out->n = 0;
 	out->any = false;
 	out->deltas = palloc(sizeof(UsageDelta) * sink.room);
-	if (!has_watch())
+	if (signalled && watch_known.read_at == watch_signals &&
+		cutoff <= watch_known.horizon && cutoff <= watch_known.first)
+		return watch_known.horizon - cutoff < watch_ahead() / 2 ? USAGE_WATCH_DUE : 0;
+	if (!signalled && !has_watch())
 		return -1;
+
+	/* The count before the snapshot, as the usage copy takes it. */
+	at = watch_signals;
 	snap = allot_read_snapshot(true);
 	read_horizon(snap, &generation, &horizon);
 	if (cutoff > horizon)
@@ -550,8 +630,15 @@ allot_lapsed_from_watch(const WorkloadCache *cache, TimestampTz cutoff, LapsedUs
 		UnregisterSnapshot(snap);
 		return -1;
 	}
-	visit_lapsed(snap, generation, cutoff, gather_lapsed, &sink);
+	visit_lapsed(snap, generation, cutoff, gather_lapsed, &sink, &first);
 	UnregisterSnapshot(snap);
+	if (signalled && !IsolationUsesXactSnapshot())
+	{
+		watch_known.read_at = at;
+		watch_known.generation = generation;
+		watch_known.horizon = horizon;
+		watch_known.first = first;
+	}
 	return (out->any ? USAGE_LAPSED : 0) |
 		(horizon - cutoff < watch_ahead() / 2 ? USAGE_WATCH_DUE : 0);
 }

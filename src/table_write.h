@@ -1,5 +1,5 @@
 /*
- * table_write.h: a repeat's seen_at written without the executor
+ * table_write.h: an assignment request's writes without the executor
  * (table_write.c).
  */
 #ifndef ALLOT_TABLE_WRITE_H
@@ -18,5 +18,12 @@
  * through SPI.
  */
 extern bool allot_touch_assignment(HeapTuple row, TimestampTz seen_at);
+
+/*
+ * Set last_workload_id of row, the host's row read in this request, as an
+ * UPDATE of that column alone would, its foreign key checked as its trigger
+ * checks it; false, having changed nothing, where the UPDATE would do more.
+ */
+extern bool allot_write_last_workload(HeapTuple row, int64 workload_id);
 
 #endif							/* ALLOT_TABLE_WRITE_H */

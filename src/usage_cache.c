@@ -246,7 +246,9 @@ PG_FUNCTION_INFO_V1(allot_usage_signal_trigger);
 
 /*
  * Statement trigger on allot.workload_usage: its change, when it commits,
- * makes every backend's copy stale.
+ * makes every backend's copy stale.  From 0.7.0 also on the watch list's
+ * tables, with the signal's table as its argument
+ * (assignment_usage.c: what a backend knows of the list).
  */
 Datum
 allot_usage_signal_trigger(PG_FUNCTION_ARGS)
@@ -258,7 +260,8 @@ allot_usage_signal_trigger(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("allot_usage_signal_trigger() must be called as a trigger")));
-	relid = get_relname_relid("workload_usage_signal",
+	relid = get_relname_relid(trigdata->tg_trigger->tgnargs > 0 ?
+							  trigdata->tg_trigger->tgargs[0] : "workload_usage_signal",
 							  RelationGetNamespace(trigdata->tg_relation));
 	if (OidIsValid(relid))
 		CacheInvalidateRelcacheByRelid(relid);
