@@ -4,8 +4,8 @@
 \echo Use "ALTER EXTENSION allot UPDATE TO '0.7.0'" to load this file. \quit
 
 /* ---------------------------------------------------------------------------
- * search_path pinned in C, not by a SET clause, where a call often runs no
- * statement (issue 33).
+ * assign_workload at a one-row UPDATE's cost (issue 33): no GUC switch
+ * where none is needed, and a row type looked up, not built, per call.
  *
  * A SET clause costs every call a GUC switch and back: the value parsed,
  * the old one saved, both passed through their hooks; 0.6.0's repeat
@@ -24,8 +24,41 @@
  *   - usage_signal_trigger runs no statement and looks no name up by path.
  * A caller that puts its own schema before pg_catalog reaches none of
  * their statements (test/pgtap/30_privileges.sql tries).
+ *
+ * A function declared RETURNS TABLE returns record with OUT parameters,
+ * whose row type every execution builds again from pg_proc (4% of a
+ * repeat).  assign_workload returns the same columns as a named row type,
+ * allot.assignment_reply, which the type cache keeps; so it is created
+ * again (a function's result type cannot be altered), with its grants.
+ * Its callers see the same columns and pass the same arguments by name.
  * ------------------------------------------------------------------------- */
-ALTER FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint) RESET search_path;
+CREATE TYPE allot.assignment_reply AS (
+    workload_id         bigint,
+    cutechess_count     int,
+    concurrency_per     int,
+    games_per_cutechess int,
+    focus_assigned      boolean,
+    repeated            boolean
+);
+COMMENT ON TYPE allot.assignment_reply IS
+    'What assign_workload returns: the workload assigned, its concurrency settings (seed 000), whether the host is focus-assigned and whether the workload was repeated';
+
+DROP FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint);
+CREATE FUNCTION allot.assign_workload(
+        host_id bigint,
+        now     timestamptz DEFAULT now(),
+        exclude bigint[]    DEFAULT '{}',
+        seed    bigint      DEFAULT NULL)
+    RETURNS SETOF allot.assignment_reply
+    LANGUAGE c VOLATILE CALLED ON NULL INPUT SECURITY DEFINER ROWS 1
+    AS 'MODULE_PATHNAME', 'allot_assign_workload';
+COMMENT ON FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint) IS
+    'Pick the fairest assignment workload the host can run (seed 000), record it, and return its concurrency settings; zero rows when nothing fits';
+ALTER FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint) OWNER TO allot_owner;
+REVOKE ALL ON FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint)
+    TO allot_web, allot_admin;
+
 ALTER FUNCTION allot.assignment_usage_trigger() RESET search_path;
 ALTER FUNCTION allot.usage_signal_trigger() RESET search_path;
 
