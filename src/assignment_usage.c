@@ -39,6 +39,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
@@ -47,6 +48,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
@@ -420,6 +422,30 @@ subtract_lapsed(void *arg, int64 workload_id, double threads, bool focus)
 }
 
 /*
+ * Where column att of a row without NULLs always starts, when every column
+ * up to it is fixed-width and not dropped (as workload_usage's bigints are);
+ * -1 otherwise.
+ */
+static int
+fixed_offset(TupleDesc desc, AttrNumber att)
+{
+	int			off = 0;
+
+	for (int i = 0; i < att; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+
+		if (a->attisdropped || a->attlen <= 0)
+			return -1;
+		off = att_align_nominal(off, a->attalign);
+		if (i == att - 1)
+			return a->attlen == sizeof(int64) && a->attbyval ? off : -1;
+		off += a->attlen;
+	}
+	return -1;
+}
+
+/*
  * Every row of allot.workload_usage under snap, without the executor:
  * fn(arg, workload_id, threads, focus_threads).
  */
@@ -427,7 +453,6 @@ void
 allot_visit_usage_rows(Snapshot snap, UsageRowFn fn, void *arg)
 {
 	AllotTable	t;
-	TableScanDesc scan;
 	AttrNumber	c_workload,
 				c_threads,
 				c_focus;
@@ -436,11 +461,83 @@ allot_visit_usage_rows(Snapshot snap, UsageRowFn fn, void *arg)
 	c_workload = allot_column(&t, "workload_id", INT8OID);
 	c_threads = allot_column(&t, "threads", INT8OID);
 	c_focus = allot_column(&t, "focus_threads", INT8OID);
-	scan = table_beginscan(t.rel, snap, 0, NULL);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, t.slot))
-		fn(arg, allot_slot_int8(&t, c_workload, 0), (double) allot_slot_int8(&t, c_threads, 0),
-		   (double) allot_slot_int8(&t, c_focus, 0));
-	table_endscan(scan);
+	if (IsolationIsSerializable() || t.rel->rd_tableam != GetHeapamTableAmRoutine())
+	{
+		/* The table AM's scan, which also takes SSI's predicate locks. */
+		TableScanDesc scan = table_beginscan(t.rel, snap, 0, NULL);
+
+		while (table_scan_getnextslot(scan, ForwardScanDirection, t.slot))
+			fn(arg, allot_slot_int8(&t, c_workload, 0), (double) allot_slot_int8(&t, c_threads, 0),
+			   (double) allot_slot_int8(&t, c_focus, 0));
+		table_endscan(scan);
+	}
+	else
+	{
+		/*
+		 * Page by page, as the heap's own scan reads a page (pruned first,
+		 * then every row's visibility judged under one share lock), each
+		 * visible row's three columns taken from the page itself: no slot,
+		 * no pin per row.  A backend reads the whole table whenever another
+		 * one changed it, which on a farm where most requests switch is
+		 * every request.
+		 */
+		TupleDesc	desc = RelationGetDescr(t.rel);
+		BlockNumber nblocks = RelationGetNumberOfBlocks(t.rel);
+		HeapTupleData tuple;
+		int			off_workload = fixed_offset(desc, c_workload);
+		int			off_threads = fixed_offset(desc, c_threads);
+		int			off_focus = fixed_offset(desc, c_focus);
+		bool		fixed = off_workload >= 0 && off_threads >= 0 && off_focus >= 0;
+
+		tuple.t_tableOid = RelationGetRelid(t.rel);
+		for (BlockNumber b = 0; b < nblocks; b++)
+		{
+			Buffer		buf = ReadBuffer(t.rel, b);
+			Page		page;
+			OffsetNumber last;
+
+			heap_page_prune_opt(t.rel, buf);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			last = PageGetMaxOffsetNumber(page);
+			for (OffsetNumber off = FirstOffsetNumber; off <= last; off++)
+			{
+				ItemId		lp = PageGetItemId(page, off);
+				bool		n1,
+							n2,
+							n3;
+				Datum		w,
+							th,
+							ft;
+
+				if (!ItemIdIsNormal(lp))
+					continue;
+				tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+				tuple.t_len = ItemIdGetLength(lp);
+				ItemPointerSet(&tuple.t_self, b, off);
+				if (!HeapTupleSatisfiesVisibility(&tuple, snap, buf))
+					continue;
+				if (fixed && !HeapTupleHasNulls(&tuple))
+				{
+					/* Three bigints at offsets the descriptor knows. */
+					const char *data = (const char *) tuple.t_data + tuple.t_data->t_hoff;
+
+					fn(arg, *(const int64 *) (data + off_workload),
+					   (double) *(const int64 *) (data + off_threads),
+					   (double) *(const int64 *) (data + off_focus));
+					continue;
+				}
+				w = heap_getattr(&tuple, c_workload, desc, &n1);
+				th = heap_getattr(&tuple, c_threads, desc, &n2);
+				ft = heap_getattr(&tuple, c_focus, desc, &n3);
+				fn(arg, n1 ? 0 : DatumGetInt64(w), n2 ? 0 : (double) DatumGetInt64(th),
+				   n3 ? 0 : (double) DatumGetInt64(ft));
+			}
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			ReleaseBuffer(buf);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
 	allot_table_close(&t);
 }
 
