@@ -156,6 +156,7 @@ allot_assign_workload(PG_FUNCTION_ARGS)
 		allot_read_assign_usage(&a);
 		allot_pick_assignment(&a);
 		allot_commit_assignment(&a);
+		allot_close_assign_host(&a.host);
 
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		reply = allot_assign_reply(&a, funcctx->tuple_desc);

@@ -36,6 +36,7 @@
 
 #include "entry.h"
 #include "selection.h"
+#include "table_read.h"
 #include "usage_cache.h"
 #include "workload_cache.h"
 
@@ -51,6 +52,9 @@ typedef struct AssignHost
 	int32		assigned_threads;
 	bool		assigned_focus;
 	HeapTuple	assignment_row; /* as read, when counted now; else NULL */
+	/* A writer's two tables, kept open from the read to the write. */
+	AllotTable	host_table;
+	AllotTable	assignment_table;
 } AssignHost;
 
 /*
@@ -128,6 +132,7 @@ extern int64 *allot_exclude_arg(FunctionCallInfo fcinfo, int argno, int *n);
 /* assign_host.c */
 extern void allot_read_assign_host(AssignHost *host, int64 host_id, TimestampTz cutoff,
 								   bool fresh);
+extern void allot_close_assign_host(AssignHost *host);
 
 /* assign_read.c */
 extern void allot_read_assign_usage(Assign *a);

@@ -102,7 +102,7 @@ execute(Assign *a, SPIPlanPtr *plan, Datum *args, int expect)
 static void
 record(Assign *a, const CachedWorkload *w)
 {
-	const AssignHost *host = &a->host;
+	AssignHost *host = &a->host;
 	Datum		args[5] = {
 		Int64GetDatum(a->host_id), Int64GetDatum(w->id),
 		Int32GetDatum(host->offer.threads),
@@ -126,7 +126,7 @@ record(Assign *a, const CachedWorkload *w)
 	if (host->assigned_workload == w->id &&
 		host->assigned_threads == host->offer.threads &&
 		host->assigned_focus == a->focus_assigned)
-		written = allot_touch_assignment(host->assignment_row, a->now) ||
+		written = allot_touch_assignment(&a->host.assignment_table, host->assignment_row, a->now) ||
 			execute(a, &repeat_plan, args, SPI_OK_UPDATE);
 	if (!written)
 		(void) (host->has_assignment ?
@@ -138,7 +138,7 @@ record(Assign *a, const CachedWorkload *w)
 	 * row the request read, or through SQL where the table asks for more.
 	 */
 	if (host->last_workload_id != w->id &&
-		!allot_write_last_workload(host->host_row, w->id))
+		!allot_write_last_workload(&a->host.host_table, host->host_row, w->id))
 	{
 		Datum		hargs[2] = {Int64GetDatum(a->host_id), Int64GetDatum(w->id)};
 

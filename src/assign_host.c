@@ -95,46 +95,55 @@ read_offer(AllotTable *h, AssignHost *host)
 /*
  * Read the host and its assignment; errors if the host does not exist.  To
  * assign (fresh), after allot_begin_host_request, under a snapshot taken
- * after it; explain_assignment reads under its statement's snapshot.
+ * after it, the two tables kept open for the writes (close them with
+ * allot_close_assign_host); explain_assignment reads under its statement's
+ * snapshot.
  */
 void
 allot_read_assign_host(AssignHost *host, int64 host_id, TimestampTz cutoff, bool fresh)
 {
 	Snapshot	snap = allot_read_snapshot(fresh);
-	AllotTable	h,
-				a;
+	AllotTable *h = &host->host_table;
+	AllotTable *a = &host->assignment_table;
 
 	memset(host, 0, sizeof(*host));
 	host->id = host_id;
 
-	allot_table_open(&h, "host", "host_pkey", false);
-	if (!allot_fetch_by_key(&h, host_id, snap))
+	allot_table_open(h, "host", "host_pkey", false);
+	if (!allot_fetch_by_key(h, host_id, snap))
 		allot_host_not_found(host_id);
-	read_offer(&h, host);
+	read_offer(h, host);
 	/* Kept for a switch, which writes its last_workload_id where it was read. */
 	if (fresh)
 	{
-		host->host_row = ExecCopySlotHeapTuple(h.slot);
-		host->host_row->t_self = h.slot->tts_tid;
+		host->host_row = ExecCopySlotHeapTuple(h->slot);
+		host->host_row->t_self = h->slot->tts_tid;
 	}
-	allot_table_close(&h);
 
-	allot_table_open(&a, "assignment", "assignment_pkey", false);
-	if (allot_fetch_by_key(&a, host_id, snap))
+	allot_table_open(a, "assignment", "assignment_pkey", false);
+	if (allot_fetch_by_key(a, host_id, snap))
 	{
 		host->has_assignment = true;
 		/* It counts while marked so and seen within assignment_ttl. */
-		if (allot_slot_bool(&a, allot_column(&a, "counted", BOOLOID), false) &&
-			allot_slot_timestamptz(&a, allot_column(&a, "seen_at", TIMESTAMPTZOID),
+		if (allot_slot_bool(a, allot_column(a, "counted", BOOLOID), false) &&
+			allot_slot_timestamptz(a, allot_column(a, "seen_at", TIMESTAMPTZOID),
 								   DT_NOBEGIN) >= cutoff)
 		{
-			host->assigned_workload = allot_slot_int8(&a, allot_column(&a, "workload_id", INT8OID), 0);
-			host->assigned_threads = allot_slot_int4(&a, allot_column(&a, "threads", INT4OID), 0);
-			host->assigned_focus = allot_slot_bool(&a, allot_column(&a, "focus", BOOLOID), false);
-			host->assignment_row = ExecCopySlotHeapTuple(a.slot);
-			host->assignment_row->t_self = a.slot->tts_tid;
+			host->assigned_workload = allot_slot_int8(a, allot_column(a, "workload_id", INT8OID), 0);
+			host->assigned_threads = allot_slot_int4(a, allot_column(a, "threads", INT4OID), 0);
+			host->assigned_focus = allot_slot_bool(a, allot_column(a, "focus", BOOLOID), false);
+			host->assignment_row = ExecCopySlotHeapTuple(a->slot);
+			host->assignment_row->t_self = a->slot->tts_tid;
 		}
 	}
-	allot_table_close(&a);
 	UnregisterSnapshot(snap);
+	if (!fresh)
+		allot_close_assign_host(host);
+}
+
+void
+allot_close_assign_host(AssignHost *host)
+{
+	allot_table_close(&host->assignment_table);
+	allot_table_close(&host->host_table);
 }

@@ -455,9 +455,11 @@ checks_hold(const WritePlan *p, TupleTableSlot *slot)
  * RowExclusiveLock.
  */
 static bool
-write_in_place(const InPlaceWrite *w, HeapTuple row, const Datum *values, const bool *nulls)
+write_in_place(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *values,
+			   const bool *nulls)
 {
-	AllotTable	t;
+	AllotTable	own;
+	AllotTable *t = open;
 	Relation	rel;
 	TupleDesc	desc;
 	const WritePlan *p;
@@ -474,11 +476,15 @@ write_in_place(const InPlaceWrite *w, HeapTuple row, const Datum *values, const 
 	bool		update_indexes;
 #endif
 
-	allot_table_open(&t, w->table, NULL, false);
-	rel = t.rel;
+	if (t == NULL)
+	{
+		allot_table_open(&own, w->table, NULL, false);
+		t = &own;
+	}
+	rel = t->rel;
 	desc = RelationGetDescr(rel);
-	p = write_plan(w, rel, &t);
-	if (!p->ok || (w->row_ok != NULL && !w->row_ok(&t, row, values)) ||
+	p = write_plan(w, rel, t);
+	if (!p->ok || (w->row_ok != NULL && !w->row_ok(t, row, values)) ||
 		pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), ACL_UPDATE) != ACLCHECK_OK)
 		goto done;
 	for (int i = 0; i < w->ncols; i++)
@@ -524,7 +530,8 @@ write_in_place(const InPlaceWrite *w, HeapTuple row, const Datum *values, const 
 done:
 	if (slot != NULL)
 		ExecDropSingleTupleTableSlot(slot);
-	allot_table_close(&t);
+	if (t != open)
+		allot_table_close(t);
 	return written;
 }
 
@@ -553,12 +560,12 @@ static const InPlaceWrite touch_write = {
 };
 
 bool
-allot_touch_assignment(HeapTuple row, TimestampTz seen_at)
+allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_at)
 {
 	Datum		value = TimestampTzGetDatum(seen_at);
 	bool		null = false;
 
-	return row != NULL && write_in_place(&touch_write, row, &value, &null);
+	return row != NULL && write_in_place(&touch_write, assignment, row, &value, &null);
 }
 
 /*
@@ -571,27 +578,29 @@ static const InPlaceWrite last_workload_write = {
 };
 
 bool
-allot_write_last_workload(HeapTuple row, int64 workload_id)
+allot_write_last_workload(AllotTable *host, HeapTuple row, int64 workload_id)
 {
 	Datum		value = Int64GetDatum(workload_id);
 	bool		null = false;
 
-	return row != NULL && write_in_place(&last_workload_write, row, &value, &null);
+	return row != NULL && write_in_place(&last_workload_write, host, row, &value, &null);
 }
 
 #else							/* PostgreSQL 13: the UPDATE always */
 
 bool
-allot_touch_assignment(HeapTuple row, TimestampTz seen_at)
+allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_at)
 {
+	(void) assignment;
 	(void) row;
 	(void) seen_at;
 	return false;
 }
 
 bool
-allot_write_last_workload(HeapTuple row, int64 workload_id)
+allot_write_last_workload(AllotTable *host, HeapTuple row, int64 workload_id)
 {
+	(void) host;
 	(void) row;
 	(void) workload_id;
 	return false;

@@ -10,20 +10,22 @@
 #include "access/htup.h"
 #include "datatype/timestamp.h"
 
+#include "table_read.h"
+
 /*
  * Set seen_at of row, a row of allot.assignment read in this request (its
  * t_self where it was found), to seen_at, as an UPDATE of that column alone
  * would.  False, having changed nothing, where that statement would do more
  * than the write or the row is no longer as read: the caller then writes
- * through SPI.
+ * through SPI.  assignment is the table as the request opened it, or NULL.
  */
-extern bool allot_touch_assignment(HeapTuple row, TimestampTz seen_at);
+extern bool allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_at);
 
 /*
  * Set last_workload_id of row, the host's row read in this request, as an
  * UPDATE of that column alone would, its foreign key checked as its trigger
  * checks it; false, having changed nothing, where the UPDATE would do more.
  */
-extern bool allot_write_last_workload(HeapTuple row, int64 workload_id);
+extern bool allot_write_last_workload(AllotTable *host, HeapTuple row, int64 workload_id);
 
 #endif							/* ALLOT_TABLE_WRITE_H */

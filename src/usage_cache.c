@@ -54,17 +54,28 @@ static GroupStats *stats;
 static Oid	watched_relid = InvalidOid;
 static bool callback_registered = false;
 
+static bool relid_known = false;	/* watched_relid is the current one */
+
 static void
 usage_signal_callback(Datum arg, Oid relid)
 {
 	if (relid == InvalidOid || relid == watched_relid)
+	{
 		signals++;
+		relid_known = false;	/* dropped and made again, maybe */
+	}
 }
 
-/* The signal's relation, or InvalidOid before 0.6.0. */
+/*
+ * The signal's relation, or InvalidOid before 0.6.0: looked up by name
+ * after a signal only (a lookup cost 1% of a repeat).  A schema without it
+ * is looked up at every call, so that the update that adds it is seen.
+ */
 static Oid
 signal_relid(void)
 {
+	if (relid_known)
+		return watched_relid;
 	return get_relname_relid("workload_usage_signal", get_namespace_oid("allot", false));
 }
 
@@ -180,6 +191,7 @@ allot_usage_cache(const WorkloadCache *cache)
 		watched_relid = relid;
 		read_at_signals = 0;
 	}
+	relid_known = true;
 	/* Signals committed before this call (the caller's locks took them in). */
 	AcceptInvalidationMessages();
 	if (read_at_signals != signals || read_for_cache != cache->generation)
