@@ -7,11 +7,12 @@
  *                  (the same UPDATE) where the table asks for more than the
  *                  write (an operator's trigger or CHECK, a clock that went
  *                  back, a row that changed since it was read)
- *   a switch       the assignment updated or inserted through SQL (its
- *                  trigger moves the host's threads between two usage rows,
- *                  in workload id order: no deadlocks), and
- *                  host.last_workload_id at the row the request read
- *                  (table_write.c), its foreign key checked there
+ *   a switch       the assignment written at the row the request read
+ *                  (table_write.c) or inserted through SQL, the host's
+ *                  threads moved between two usage rows in workload id
+ *                  order (no deadlocks), as the usage trigger moves them;
+ *                  and host.last_workload_id at the row the request read,
+ *                  the foreign keys checked there
  *   nothing fits   the assignment deleted, if there was one; nothing else
  *
  * host.last_seen is not written here: the transitioner brings it up to date
@@ -128,10 +129,13 @@ record(Assign *a, const CachedWorkload *w)
 		host->assigned_focus == a->focus_assigned)
 		written = allot_touch_assignment(&a->host.assignment_table, host->assignment_row, a->now) ||
 			execute(a, &repeat_plan, args, SPI_OK_UPDATE);
-	if (!written)
-		(void) (host->has_assignment ?
-				execute(a, &update_plan, args, SPI_OK_UPDATE) :
-				execute(a, &insert_plan, args, SPI_OK_INSERT));
+	/* Another workload, or other threads: at the row read, or through SQL. */
+	if (!written && host->has_assignment &&
+		!allot_switch_assignment(&host->assignment_table, host->assignment_row, w->id,
+								 host->offer.threads, a->focus_assigned, a->now))
+		(void) execute(a, &update_plan, args, SPI_OK_UPDATE);
+	else if (!written && !host->has_assignment)
+		(void) execute(a, &insert_plan, args, SPI_OK_INSERT);
 
 	/*
 	 * The host row is written only when its last workload changes: at the

@@ -46,6 +46,9 @@ extern int	allot_lapsed_from_watch(const struct WorkloadCache *cache, TimestampT
 extern int	allot_lapsed_usage(const struct WorkloadCache *cache, TimestampTz cutoff,
 							   LapsedUsage *out);
 extern int64 allot_expire_assignments_upto(TimestampTz cutoff, int64 limit);
+
+/* usage.c: an assignment row's threads moved between usage rows. */
+extern void allot_usage_moved(HeapTuple old_row, HeapTuple new_row, TupleDesc desc);
 extern int64 allot_tidy_assignments(TimestampTz cutoff, int found, int limit);
 
 /*

@@ -3,6 +3,8 @@
  * executor, where the executor would do nothing more than the write.
  *
  *   allot_touch_assignment      a repeat's seen_at
+ *   allot_switch_assignment     a switch's assignment, and the usage rows its
+ *                               trigger would move
  *   allot_write_last_workload   a switch's host.last_workload_id
  *
  * Through SPI each is an UPDATE statement, and most of its cost is the
@@ -47,6 +49,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_constraint.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
@@ -66,21 +69,28 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
+#include "entry.h"
 #include "table_read.h"
 #include "table_write.h"
 
 #if PG_VERSION_NUM >= 140000	/* ExecInsertIndexTuples takes the result relation */
+
+#define MAX_WRITTEN 6
 
 /* A write of some columns of one of allot's tables, as a caller asks for it. */
 typedef struct InPlaceWrite
 {
 	const char *table;			/* allot.<table> */
 	int			ncols;
-	const char *columns[2];
-	Oid			types[2];
+	const char *columns[MAX_WRITTEN];
+	Oid			types[MAX_WRITTEN];
 	const char *quiet_trigger;	/* its WHEN is false for this write, or NULL */
 	/* The row as read allows this write (NULL: any does). */
 	bool		(*row_ok) (AllotTable *t, HeapTuple row, const Datum *values);
+	/* allot's own trigger whose work after_write does itself, or NULL */
+	const char *done_trigger;
+	const char *done_function;	/* its function, in schema allot */
+	void		(*after_write) (AllotTable *t, HeapTuple old_row, HeapTuple new_row);
 } InPlaceWrite;
 
 /* A foreign key on a written column, checked here as its trigger would. */
@@ -101,7 +111,7 @@ typedef struct WritePlan
 	const InPlaceWrite *write;
 	Oid			relid;
 	bool		ok;				/* false: always through the UPDATE */
-	AttrNumber	atts[2];
+	AttrNumber	atts[MAX_WRITTEN];
 	int			nchecks;
 	ExprState **checks;			/* CHECKs that may differ on the new row */
 	int			nkeys;
@@ -214,6 +224,16 @@ trigger_passes(WritePlan *p, const Trigger *tg)
 	}
 	if (p->write->quiet_trigger != NULL && strcmp(tg->tgname, p->write->quiet_trigger) == 0)
 		return true;
+	if (p->write->done_trigger != NULL && strcmp(tg->tgname, p->write->done_trigger) == 0 &&
+		TRIGGER_FOR_ROW(tg->tgtype) && TRIGGER_FOR_AFTER(tg->tgtype))
+	{
+		/* Still allot's own function, whose work after_write does. */
+		char	   *name = get_func_name(tg->tgfoid);
+		Oid			nsp = get_func_namespace(tg->tgfoid);
+
+		return name != NULL && strcmp(name, p->write->done_function) == 0 &&
+			nsp == get_namespace_oid("allot", true);
+	}
 	if (!tg->tgisinternal || !OidIsValid(tg->tgconstraint))
 		return false;
 
@@ -463,8 +483,8 @@ write_in_place(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Dat
 	Relation	rel;
 	TupleDesc	desc;
 	const WritePlan *p;
-	int			columns[2];
-	HeapTuple	newrow;
+	int			columns[MAX_WRITTEN];
+	HeapTuple	newrow = NULL;
 	TupleTableSlot *slot = NULL;
 	TM_Result	result;
 	TM_FailureData tmfd;
@@ -525,6 +545,8 @@ write_in_place(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Dat
 		if (update_indexes)
 			insert_index_entries(rel, slot, false);
 #endif
+		if (w->after_write != NULL)
+			w->after_write(t, row, newrow);
 	}
 
 done:
@@ -556,7 +578,8 @@ counted_and_later(AllotTable *t, HeapTuple row, const Datum *values)
 }
 
 static const InPlaceWrite touch_write = {
-	"assignment", 1, {"seen_at"}, {TIMESTAMPTZOID}, "assignment_watch_update", counted_and_later
+	"assignment", 1, {"seen_at"}, {TIMESTAMPTZOID}, "assignment_watch_update", counted_and_later,
+	NULL, NULL, NULL
 };
 
 bool
@@ -569,12 +592,67 @@ allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_a
 }
 
 /*
+ * A switch of a counted assignment whose seen_at does not go back (so that
+ * assignment_watch_update's WHEN is false): the whole assignment, as
+ * assign_commit.c's UPDATE writes it.  Its foreign key to the new workload
+ * is checked here; the usage trigger's work, moving the host's threads
+ * between two usage rows, is done right after the write, as the trigger
+ * would do it at the statement's end (allot_usage_moved).
+ */
+static bool
+counted_and_later_switch(AllotTable *t, HeapTuple row, const Datum *values)
+{
+	return counted_and_later(t, row, &values[3]);
+}
+
+static void
+move_usage(AllotTable *t, HeapTuple old_row, HeapTuple new_row)
+{
+	allot_usage_moved(old_row, new_row, RelationGetDescr(t->rel));
+}
+
+static const InPlaceWrite switch_write = {
+	"assignment", 6,
+	{"workload_id", "threads", "focus", "seen_at", "counted", "assigned_at"},
+	{INT8OID, INT4OID, BOOLOID, TIMESTAMPTZOID, BOOLOID, TIMESTAMPTZOID},
+	"assignment_watch_update", counted_and_later_switch,
+	"assignment_usage_change", "assignment_usage_trigger", move_usage
+};
+
+bool
+allot_switch_assignment(AllotTable *assignment, HeapTuple row, int64 workload_id,
+						int32 threads, bool focus, TimestampTz now)
+{
+	bool		isnull;
+	Datum		old_workload;
+	Datum		assigned_at;
+	Datum		values[MAX_WRITTEN];
+	bool		nulls[MAX_WRITTEN] = {false};
+
+	if (row == NULL)
+		return false;
+	old_workload = heap_getattr(row, allot_column(assignment, "workload_id", INT8OID),
+								RelationGetDescr(assignment->rel), &isnull);
+	assigned_at = heap_getattr(row, allot_column(assignment, "assigned_at", TIMESTAMPTZOID),
+							   RelationGetDescr(assignment->rel), &isnull);
+	values[0] = Int64GetDatum(workload_id);
+	values[1] = Int32GetDatum(threads);
+	values[2] = BoolGetDatum(focus);
+	values[3] = TimestampTzGetDatum(now);
+	values[4] = BoolGetDatum(true);
+	/* assigned_at = CASE WHEN workload_id = $2 THEN assigned_at ELSE $5 END */
+	values[5] = !isnull && DatumGetInt64(old_workload) == workload_id ?
+		assigned_at : TimestampTzGetDatum(now);
+	return write_in_place(&switch_write, assignment, row, values, nulls);
+}
+
+/*
  * A switch: host.last_workload_id alone, a foreign key to allot.workload,
  * whose check is made here: the workload's row locked FOR KEY SHARE (the
  * assignment written just before, on the same workload, holds it already).
  */
 static const InPlaceWrite last_workload_write = {
-	"host", 1, {"last_workload_id"}, {INT8OID}, NULL, NULL
+	"host", 1, {"last_workload_id"}, {INT8OID}, NULL, NULL, NULL, NULL, NULL
 };
 
 bool
@@ -594,6 +672,19 @@ allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_a
 	(void) assignment;
 	(void) row;
 	(void) seen_at;
+	return false;
+}
+
+bool
+allot_switch_assignment(AllotTable *assignment, HeapTuple row, int64 workload_id,
+						int32 threads, bool focus, TimestampTz now)
+{
+	(void) assignment;
+	(void) row;
+	(void) workload_id;
+	(void) threads;
+	(void) focus;
+	(void) now;
 	return false;
 }
 

@@ -22,6 +22,16 @@
 extern bool allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_at);
 
 /*
+ * Write the whole assignment row (workload, threads, focus, seen_at,
+ * counted, assigned_at) as assign_commit.c's UPDATE writes it, where it was
+ * read, with what that statement's triggers would do (the foreign key's
+ * check, the usage moved between two workloads); false, having changed
+ * nothing, where the UPDATE would do more.
+ */
+extern bool allot_switch_assignment(AllotTable *assignment, HeapTuple row, int64 workload_id,
+									int32 threads, bool focus, TimestampTz now);
+
+/*
  * Set last_workload_id of row, the host's row read in this request, as an
  * UPDATE of that column alone would, its foreign key checked as its trigger
  * checks it; false, having changed nothing, where the UPDATE would do more.
