@@ -5,7 +5,7 @@
 -- no usage or watch change; and where the UPDATE would do more (an
 -- operator's trigger, a clock that went back) the UPDATE itself runs.
 BEGIN;
-SELECT plan(25);
+SELECT plan(30);
 
 CREATE EXTENSION amcheck;
 INSERT INTO allot.workload (id, engine) VALUES (1, 'E');
@@ -116,6 +116,31 @@ SELECT throws_ok($$SELECT * FROM allot.assign_workload(7, '2026-01-01 00:04:00+0
                  'new row for relation "host" violates check constraint "operator_threads"',
                  'a switch of a host row that breaks a NOT VALID CHECK is refused, as the UPDATE refuses it');
 ALTER TABLE allot.host DROP CONSTRAINT operator_threads;
+
+-- A counted assignment that switches is written where it was read too: its
+-- usage moves between the two workloads' rows as the usage trigger moves
+-- it, assigned_at is the switch's time, the workload index finds the new
+-- version; an operator's CHECK on a written column refuses a row that
+-- breaks it, as the UPDATE does.
+SELECT is((SELECT workload_id FROM allot.assign_workload(9, '2026-01-01 00:02:00+00')),
+          2::bigint, 'host 9, counted on workload 1, switches to workload 2');
+SELECT results_eq($$SELECT workload_id, assigned_at, seen_at, counted FROM allot.assignment WHERE host_id = 9$$,
+                  $$VALUES (2::bigint, '2026-01-01 00:02:00+00'::timestamptz,
+                            '2026-01-01 00:02:00+00'::timestamptz, true)$$,
+                  'its row is the switch''s: workload 2, assigned and seen at 00:02');
+SELECT is((SELECT count(*)::int FROM allot.check_invariants()), 0,
+          'the usage rows follow the switch');
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+SELECT is((SELECT array_agg(host_id ORDER BY host_id) FROM allot.assignment WHERE workload_id = 2),
+          ARRAY[6::bigint, 9], 'the workload index finds the switched row under workload 2');
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+ALTER TABLE allot.assignment ADD CONSTRAINT operator_threads_max CHECK (threads < 4) NOT VALID;
+SELECT throws_ok($$SELECT * FROM allot.assign_workload(10, '2026-01-01 00:02:00+00')$$, '23514',
+                 'new row for relation "assignment" violates check constraint "operator_threads_max"',
+                 'a switch whose row breaks an operator''s CHECK is refused, as the UPDATE refuses it');
+ALTER TABLE allot.assignment DROP CONSTRAINT operator_threads_max;
 UPDATE allot.workload SET state = 'paused' WHERE id = 2;
 
 -- An operator's trigger on the table: the UPDATE runs, and so the trigger.
