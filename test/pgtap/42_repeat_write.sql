@@ -122,12 +122,17 @@ ALTER TABLE allot.host DROP CONSTRAINT operator_threads;
 -- it, assigned_at is the switch's time, the workload index finds the new
 -- version; an operator's CHECK on a written column refuses a row that
 -- breaks it, as the UPDATE does.
-SELECT is((SELECT workload_id FROM allot.assign_workload(9, '2026-01-01 00:02:00+00')),
+-- (Hosts 9 and 10 were swept by host 6's request at 00:04: counted again
+-- on workload 1 first, with workload 2 paused.)
+UPDATE allot.workload SET state = 'paused' WHERE id = 2;
+SELECT count(*) FROM generate_series(9, 10) h, allot.assign_workload(h, '2026-01-01 00:04:30+00');
+UPDATE allot.workload SET state = 'active' WHERE id = 2;
+SELECT is((SELECT workload_id FROM allot.assign_workload(9, '2026-01-01 00:05:00+00')),
           2::bigint, 'host 9, counted on workload 1, switches to workload 2');
 SELECT results_eq($$SELECT workload_id, assigned_at, seen_at, counted FROM allot.assignment WHERE host_id = 9$$,
-                  $$VALUES (2::bigint, '2026-01-01 00:02:00+00'::timestamptz,
-                            '2026-01-01 00:02:00+00'::timestamptz, true)$$,
-                  'its row is the switch''s: workload 2, assigned and seen at 00:02');
+                  $$VALUES (2::bigint, '2026-01-01 00:05:00+00'::timestamptz,
+                            '2026-01-01 00:05:00+00'::timestamptz, true)$$,
+                  'its row is the switch''s: workload 2, assigned and seen at 00:05');
 SELECT is((SELECT count(*)::int FROM allot.check_invariants()), 0,
           'the usage rows follow the switch');
 SET LOCAL enable_seqscan = off;
@@ -137,7 +142,7 @@ SELECT is((SELECT array_agg(host_id ORDER BY host_id) FROM allot.assignment WHER
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 ALTER TABLE allot.assignment ADD CONSTRAINT operator_threads_max CHECK (threads < 4) NOT VALID;
-SELECT throws_ok($$SELECT * FROM allot.assign_workload(10, '2026-01-01 00:02:00+00')$$, '23514',
+SELECT throws_ok($$SELECT * FROM allot.assign_workload(10, '2026-01-01 00:05:00+00')$$, '23514',
                  'new row for relation "assignment" violates check constraint "operator_threads_max"',
                  'a switch whose row breaks an operator''s CHECK is refused, as the UPDATE refuses it');
 ALTER TABLE allot.assignment DROP CONSTRAINT operator_threads_max;
