@@ -126,7 +126,8 @@ walk_begin() {
     [ "$NHOSTS" -ge $((2 * clients)) ] || die "$clients clients for $NHOSTS hosts: at least 2 hosts per client, please"
     CLOCK=$(psql_q -d "$db" -At -c "SELECT last_value + is_called::int FROM public.bench_clock")
     WALK=(-c "$clients" -j "$((THREADS < clients ? THREADS : clients))"
-          -D nhosts="$NHOSTS" -D churn="$CHURN" -D mult="$MULT" -D seed="$SEED" -D t0="$T0" -D step="$STEP")
+          -D nhosts="$NHOSTS" -D churn="$CHURN" -D mult="$MULT" -D seed="$SEED"
+          -D t0us="$((T0 * 1000000))" -D stepus="$STEP_US" -D p=-1 -D i=0)
 }
 
 # sweeper DB: the command of bench/assign_sweep.sql, one client, sweeping at
@@ -151,9 +152,12 @@ minutes_of_requests() {
 # UPDATE) at CLIENTS clients, with the sweeper beside assign_workload.  NAME
 # "-" is an untimed run; any other is measured (measure_pgbench).
 requests() {
-    local db=$1 clients=$2 assign=$3 name=$4 pid=
+    local db=$1 clients=$2 assign=$3 name=$4 pid= last=0
     shift 4
     walk_begin "$db" "$clients"
+    # A run of -t transactions takes no position after its last (the script).
+    [ "$1" != -t ] || last=$2
+    WALK+=(-D last="$last")
     if [ "$name" != - ]; then
         MEASURE_SIDE=
         # shellcheck disable=SC2034  # read by measure_pgbench
@@ -189,7 +193,9 @@ setup_farm() {
         -c "INSERT INTO public.bench_row (id) SELECT generate_series(1, $NHOSTS + $nvisitors)" \
         -c "VACUUM ANALYZE public.bench_row"
     T0=$(psql_q -At -c "SELECT floor(extract(epoch FROM now()))::bigint")
-    STEP=$(awk -v i="$INTERVAL" -v n="$NHOSTS" 'BEGIN { printf "%.9f", i / n }')
+    # The walk's step, in whole microseconds (pgbench works out now from it).
+    STEP_US=$(awk -v i="$INTERVAL" -v n="$NHOSTS" 'BEGIN { printf "%d", i * 1000000 / n + 0.5 }')
+    STEP=$(awk -v u="$STEP_US" 'BEGIN { printf "%.6f", u / 1000000 }')
     PER_MINUTE=$(awk -v s="$STEP" 'BEGIN { printf "%d", 60 / s }')
     # The walk's multiplier: coprime with NHOSTS, near 0.618 x NHOSTS, so
     # that neighbouring positions are hosts far apart in the tables.
