@@ -54,6 +54,7 @@ static SPIPlanPtr validate_plan[2] = {NULL, NULL};	/* before 0.6.0; with retries
 static SPIPlanPtr fold_plan = NULL;
 static SPIPlanPtr last_seen_plan = NULL;
 static SPIPlanPtr usage_drop_plan = NULL;
+static SPIPlanPtr usage_unused_plan = NULL;
 static SPIPlanPtr medians_plan = NULL;
 static SPIPlanPtr record_plan[2] = {NULL, NULL};	/* 0.5.0; with the history's counts */
 
@@ -439,9 +440,13 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 	/*
 	 * The usage rows of workloads no longer active that no host counts on
 	 * (requests keep a row whose hosts fall to 0: usage.c); last, and
-	 * without waiting for a row a request holds.
+	 * without waiting for a row a request holds.  Only when there is one:
+	 * a DELETE fires the usage table's statement trigger whether it deletes
+	 * anything or not, and its signal made every backend read its usage
+	 * copy again once a minute (0.6.0).
 	 */
 	if (usage_drop_plan == NULL)
+	{
 		usage_drop_plan = allot_prepare(
 										"DELETE FROM allot.workload_usage u"
 										" USING (SELECT x.workload_id FROM allot.workload_usage x"
@@ -451,7 +456,18 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 										"         FOR UPDATE OF x SKIP LOCKED) d"
 										" WHERE u.workload_id = d.workload_id AND u.hosts = 0",
 										0, NULL);
-	if (SPI_execute_plan(usage_drop_plan, NULL, NULL, false, 0) != SPI_OK_DELETE)
+		usage_unused_plan = allot_prepare(
+										  "SELECT FROM allot.workload_usage x"
+										  " WHERE x.hosts = 0"
+										  "   AND NOT EXISTS (SELECT FROM allot.workload w"
+										  "                    WHERE w.id = x.workload_id AND w.state = 'active')"
+										  " LIMIT 1",
+										  0, NULL);
+	}
+	if (SPI_execute_plan(usage_unused_plan, NULL, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.workload_usage");
+	if (SPI_processed > 0 &&
+		SPI_execute_plan(usage_drop_plan, NULL, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not drop unused workload_usage rows");
 
 	update_medians();

@@ -143,37 +143,31 @@ usage_add(int64 workload_id, int64 threads, int64 focus_threads, int32 hosts)
 		elog(ERROR, "could not update allot.workload_usage");
 }
 
-PG_FUNCTION_INFO_V1(allot_assignment_usage_trigger);
-
-Datum
-allot_assignment_usage_trigger(PG_FUNCTION_ARGS)
+/*
+ * An assignment row that counted for `before` (NULL: none) now counts for
+ * `after` (NULL: none): its threads move between the two workloads' usage
+ * rows, in workload id order (no deadlock between requests).  What the
+ * trigger below does for each row change, and what a switch written
+ * without the executor does itself (table_write.c).
+ */
+void
+allot_usage_moved(HeapTuple old_row, HeapTuple new_row, TupleDesc desc)
 {
-	TriggerData *td = (TriggerData *) fcinfo->context;
-	TupleDesc	desc;
 	Contribution before = {0, 0, 0},
 				after = {0, 0, 0};
+	int			guc_level;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
-		!TRIGGER_FIRED_AFTER(td->tg_event))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("allot_assignment_usage_trigger() must be an AFTER ROW trigger")));
-
-	desc = td->tg_relation->rd_att;
-	if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
-		after = contribution(td->tg_trigtuple, desc);
-	else if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
-		before = contribution(td->tg_trigtuple, desc);
-	else
-	{
-		before = contribution(td->tg_trigtuple, desc);
-		after = contribution(td->tg_newtuple, desc);
-	}
+	if (old_row != NULL)
+		before = contribution(old_row, desc);
+	if (new_row != NULL)
+		after = contribution(new_row, desc);
 	if (before.workload_id == after.workload_id &&
 		before.threads == after.threads &&
 		before.focus_threads == after.focus_threads)
-		return PointerGetDatum(NULL);
+		return;
 
+	/* No SET clause from 0.7.0: pinned here, unless a request already did. */
+	guc_level = allot_pin_search_path();
 	SPI_connect();
 	prepare_plans();
 	if (before.workload_id == after.workload_id)
@@ -181,7 +175,6 @@ allot_assignment_usage_trigger(PG_FUNCTION_ARGS)
 				  after.focus_threads - before.focus_threads, 0);
 	else
 	{
-		/* Lock usage rows in workload id order: no deadlock between requests. */
 		Contribution *first = &before,
 				   *second = &after;
 
@@ -203,6 +196,30 @@ allot_assignment_usage_trigger(PG_FUNCTION_ARGS)
 					  second == &after ? 1 : -1);
 	}
 	SPI_finish();
+	allot_unpin_search_path(guc_level);
+}
+
+PG_FUNCTION_INFO_V1(allot_assignment_usage_trigger);
+
+Datum
+allot_assignment_usage_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		!TRIGGER_FIRED_AFTER(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("allot_assignment_usage_trigger() must be an AFTER ROW trigger")));
+
+	desc = td->tg_relation->rd_att;
+	if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		allot_usage_moved(NULL, td->tg_trigtuple, desc);
+	else if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
+		allot_usage_moved(td->tg_trigtuple, NULL, desc);
+	else
+		allot_usage_moved(td->tg_trigtuple, td->tg_newtuple, desc);
 	return PointerGetDatum(NULL);
 }
 

@@ -705,6 +705,13 @@ allot_pick_hint_lower(int64 workload_id, int64 after)
  * are read first, so a change committed before this call is always seen.
  */
 const WorkloadCache *
+allot_workload_cache_if_built(void)
+{
+	AcceptInvalidationMessages();
+	return built_generation == cache_generation ? &cache : NULL;
+}
+
+const WorkloadCache *
 allot_workload_cache(void)
 {
 	uint64		generation;

@@ -128,6 +128,8 @@ typedef struct WorkloadCache
 } WorkloadCache;
 
 extern const WorkloadCache *allot_workload_cache(void);
+/* The cache if it is current, without building it (which needs SPI); else NULL. */
+extern const WorkloadCache *allot_workload_cache_if_built(void);
 extern int	allot_resource_index(const WorkloadCache *cache, const char *name);
 
 /* Index of the row with this id in the cache's arrays, or -1. */

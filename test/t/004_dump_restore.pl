@@ -182,7 +182,8 @@ GRANT EXECUTE ON FUNCTION allot.request_work(bigint, jsonb, timestamptz, bigint)
 # derived, rebuilt from the assignments when a request needs them.
 # allot.transitioner_run is left out: it logs this server's transitioner
 # runs with wall-clock times, and is not dumped.  allot.workload_usage_signal
-# holds no rows (usage_cache.c).
+# and allot.assignment_watch_signal hold no rows (usage_cache.c,
+# assignment_usage.c).
 sub snapshot
 {
 	my ($db) = @_;
@@ -192,7 +193,7 @@ sub snapshot
 		q{SELECT relname FROM pg_class
 		   WHERE relnamespace = 'allot'::regnamespace AND relkind IN ('r', 'p')
 		     AND relname NOT IN ('transitioner_run', 'assignment_horizon', 'assignment_watch',
-		                         'workload_usage_signal')
+		                         'workload_usage_signal', 'assignment_watch_signal')
 		   ORDER BY 1});
 	for my $table (@tables)
 	{
