@@ -29,9 +29,13 @@ OBJS = \
 	src/report.o \
 	src/percentile.o \
 	src/app_unit_stats.o \
+	src/voices.o \
+	src/owner.o \
 	src/names.o \
 	src/transitioner_learn.o \
-	src/transitioner.o
+	src/transitioner.o \
+	src/quorum.o \
+	src/validate.o
 
 DATA = $(wildcard allot--*.sql)
 

@@ -52,8 +52,8 @@
 static int
 by_host(const void *a, const void *b)
 {
-	int64_t		x = ((const AppUnitReport *) a)->host_id;
-	int64_t		y = ((const AppUnitReport *) b)->host_id;
+	int64_t		x = ((const AppUnitReport *) a)->voice;
+	int64_t		y = ((const AppUnitReport *) b)->voice;
 
 	return (x > y) - (x < y);
 }
@@ -102,7 +102,7 @@ allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
 	{
 		int			j = i;
 
-		while (j < n && reports[j].host_id == reports[i].host_id)
+		while (j < n && reports[j].voice == reports[i].voice)
 			j++;
 		for (int k = i; k < j; k++)
 			w[k] = 1.0 / (j - i);
@@ -140,7 +140,7 @@ allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
 			double		hm = 0,
 						allowed;
 
-			while (j < n && reports[j].host_id == reports[i].host_id)
+			while (j < n && reports[j].voice == reports[i].voice)
 				j++;
 			for (int k = i; k < j; k++)
 				hm += x[k];

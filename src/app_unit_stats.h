@@ -14,7 +14,7 @@
 /* One validated successful report in an app's window. */
 typedef struct AppUnitReport
 {
-	int64_t		host_id;
+	int64_t		voice;			/* its host's voice (voices.h) */
 	double		actual;			/* app units reported */
 	double		predicted;		/* app units the job predicted */
 } AppUnitReport;

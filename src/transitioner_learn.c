@@ -48,8 +48,9 @@
 #include "entry.h"
 #include "percentile.h"
 #include "transitioner.h"
+#include "voices.h"
 
-static SPIPlanPtr samples_plan = NULL;
+static SPIPlanPtr samples_plan[2] = {NULL, NULL};	/* before 0.7.0; by owner */
 static SPIPlanPtr efficiency_plan = NULL;
 static SPIPlanPtr sampled_plan = NULL;
 static SPIPlanPtr apps_plan[2] = {NULL, NULL};	/* before 0.6.0, from 0.6.0 */
@@ -60,7 +61,7 @@ typedef struct LearnJob
 {
 	int64		id;
 	int64		app_id;
-	int64		host_id;
+	int64		voice;			/* its host's voice (voices.h) */
 	bool		gpu;
 	bool		reference;
 	double		flops;			/* elapsed x raw FLOPS; NaN: says nothing of FLOPS */
@@ -77,21 +78,35 @@ typedef struct Voices
 } Voices;
 
 static void
-prepare_plans(bool windows)
+prepare_plans(bool windows, bool owners)
 {
 	Oid			limit[1] = {INT4OID};
 	Oid			ids[1] = {INT8ARRAYOID};
 
-	if (samples_plan == NULL)
+	/*
+	 * Each job with its host's voice: from 0.7.0 its owner's, when it has
+	 * one (voices.h).  The host row is read, not locked.
+	 */
+	if (samples_plan[owners] == NULL)
+		samples_plan[owners] = allot_prepare(owners ?
+											 "SELECT j.id, v.app_id,"
+											 "       CASE WHEN h.owner_id IS NULL THEN j.host_id ELSE -h.owner_id END,"
+											 "       v.resource <> 'cpu', j.reference,"
+											 "       j.elapsed_secs * j.raw_flops_per_sec,"
+											 "       j.app_units, j.predicted_app_units"
+											 "  FROM allot.job j JOIN allot.app_version v ON v.id = j.app_version_id"
+											 "  LEFT JOIN allot.host h ON h.id = j.host_id"
+											 " WHERE j.state = 'done' AND j.validated AND NOT j.sampled"
+											 " ORDER BY j.id LIMIT $1 FOR UPDATE OF j SKIP LOCKED" :
+											 "SELECT j.id, v.app_id, j.host_id, v.resource <> 'cpu', j.reference,"
+											 "       j.elapsed_secs * j.raw_flops_per_sec,"
+											 "       j.app_units, j.predicted_app_units"
+											 "  FROM allot.job j JOIN allot.app_version v ON v.id = j.app_version_id"
+											 " WHERE j.state = 'done' AND j.validated AND NOT j.sampled"
+											 " ORDER BY j.id LIMIT $1 FOR UPDATE OF j SKIP LOCKED",
+											 1, limit);
+	if (efficiency_plan == NULL)
 	{
-		samples_plan = allot_prepare(
-									 "SELECT j.id, v.app_id, j.host_id, v.resource <> 'cpu', j.reference,"
-									 "       j.elapsed_secs * j.raw_flops_per_sec,"
-									 "       j.app_units, j.predicted_app_units"
-									 "  FROM allot.job j JOIN allot.app_version v ON v.id = j.app_version_id"
-									 " WHERE j.state = 'done' AND j.validated AND NOT j.sampled"
-									 " ORDER BY j.id LIMIT $1 FOR UPDATE OF j SKIP LOCKED",
-									 1, limit);
 		/* Seed 004 note 2: how efficient GPUs are, seen on apps with both. */
 		efficiency_plan = allot_prepare(
 										"SELECT avg(cpu_flops_per_au / gpu_flops_per_au) FROM allot.app"
@@ -248,57 +263,6 @@ voices_from(Datum values, Datum hosts, bool has_hosts, int extra)
 	return vs;
 }
 
-static int
-int64_cmp(const void *a, const void *b)
-{
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
-
-	return (x > y) - (x < y);
-}
-
-/* Each value's weight: its host's one voice shared among its values. */
-static void
-voice_weights(const int64 *hosts, int n, double *w)
-{
-	int64	   *sorted = palloc(sizeof(int64) * (n + 1));
-
-	memcpy(sorted, hosts, sizeof(int64) * n);
-	qsort(sorted, n, sizeof(int64), int64_cmp);
-	for (int i = 0; i < n; i++)
-	{
-		int			lo = 0,
-					hi = n;
-		int			first,
-					count;
-
-		/* first position of hosts[i] */
-		while (lo < hi)
-		{
-			int			mid = (lo + hi) / 2;
-
-			if (sorted[mid] < hosts[i])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		first = lo;
-		hi = n;
-		while (lo < hi)
-		{
-			int			mid = (lo + hi) / 2;
-
-			if (sorted[mid] <= hosts[i])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		count = lo - first;
-		w[i] = 1.0 / count;
-	}
-	pfree(sorted);
-}
-
 /*
  * Add new values to a kind's array; every full allot.flops_sample_size of
  * them, oldest first, gives a figure (into figures): its
@@ -313,6 +277,7 @@ absorb(Voices *array, const double *add, const int64 *add_hosts, int nadd, doubl
 				start = 0;
 	double	   *v = palloc(sizeof(double) * (size + 1));
 	double	   *w = palloc(sizeof(double) * (size + 1));
+	int64	   *work = palloc(sizeof(int64) * (size + 1));
 
 	for (int i = 0; i < nadd; i++)
 	{
@@ -322,7 +287,7 @@ absorb(Voices *array, const double *add, const int64 *add_hosts, int nadd, doubl
 	while (array->n - start >= size)
 	{
 		memcpy(v, array->v + start, sizeof(double) * size);
-		voice_weights(array->host + start, size, w);
+		allot_voice_weights(array->host + start, size, w, work);
 		figures[made++] = allot_percentile_voices(v, w, size, allot_flops_percentile);
 		start += size;
 	}
@@ -334,6 +299,7 @@ absorb(Voices *array, const double *add, const int64 *add_hosts, int nadd, doubl
 	}
 	pfree(v);
 	pfree(w);
+	pfree(work);
 	return made;
 }
 
@@ -457,7 +423,7 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 		{
 			if (!(jobs[i].actual > 0))
 				continue;
-			hosts[total] = jobs[i].host_id;
+			hosts[total] = jobs[i].voice;
 			actual[total] = jobs[i].actual;
 			predicted[total++] = jobs[i].predicted;
 		}
@@ -471,7 +437,7 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 		work = palloc(sizeof(double) * (4 * total + 1));
 		for (int i = 0; i < total; i++)
 		{
-			reports[i].host_id = hosts[i];
+			reports[i].voice = hosts[i];
 			reports[i].actual = actual[i];
 			reports[i].predicted = predicted[i];
 		}
@@ -502,12 +468,12 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 		if (j->gpu)
 		{
 			add_gpu[ngpu] = per_au;
-			add_gpu_hosts[ngpu++] = j->host_id;
+			add_gpu_hosts[ngpu++] = j->voice;
 		}
 		else
 		{
 			add_cpu[ncpu] = per_au;
-			add_cpu_hosts[ncpu++] = j->host_id;
+			add_cpu_hosts[ncpu++] = j->voice;
 		}
 	}
 	*samples_taken += ncpu + ngpu;
@@ -568,10 +534,20 @@ has_windows(void)
 	return OidIsValid(app) && get_attnum(app, "au_hosts") != InvalidAttrNumber;
 }
 
+/* Do hosts have owners (0.7.0 on)? */
+static bool
+has_owners(void)
+{
+	Oid			host = get_relname_relid("host", get_namespace_oid("allot", false));
+
+	return OidIsValid(host) && get_attnum(host, "owner_id") != InvalidAttrNumber;
+}
+
 int64
 allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
 {
 	bool		windows = has_windows();
+	bool		owners = has_owners();
 	Datum		args[1];
 	LearnJob   *jobs;
 	Datum	   *app_ids,
@@ -582,11 +558,11 @@ allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
 	double		efficiency = allot_gpu_efficiency;
 	bool		isnull;
 
-	prepare_plans(windows);
+	prepare_plans(windows, owners);
 	*samples_taken = 0;
 	*figures_made = 0;
 	args[0] = Int32GetDatum(allot_transitioner_batch);
-	if (SPI_execute_plan(samples_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(samples_plan[owners], args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the jobs to learn from");
 	njobs = (int) SPI_processed;
 	if (njobs == 0)
@@ -601,7 +577,7 @@ allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
 
 		jobs[i].id = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
 		jobs[i].app_id = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
-		jobs[i].host_id = DatumGetInt64(SPI_getbinval(t, d, 3, &isnull));
+		jobs[i].voice = DatumGetInt64(SPI_getbinval(t, d, 3, &isnull));
 		jobs[i].gpu = DatumGetBool(SPI_getbinval(t, d, 4, &isnull));
 		jobs[i].reference = DatumGetBool(SPI_getbinval(t, d, 5, &isnull));
 		v = SPI_getbinval(t, d, 6, &isnull);
@@ -715,7 +691,7 @@ allot_app_unit_statistics_sql(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("app units must be positive finite numbers, not %g and %g (element %d)",
 							actual[i], predicted[i], i + 1)));
-		reports[i].host_id = hosts[i];
+		reports[i].voice = hosts[i];
 		reports[i].actual = actual[i];
 		reports[i].predicted = predicted[i];
 	}

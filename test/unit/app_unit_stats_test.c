@@ -32,7 +32,7 @@ stdev(const AppStats *s)
 static int
 add(int n, int64_t host, double actual, double predicted)
 {
-	reports[n].host_id = host;
+	reports[n].voice = host;
 	reports[n].actual = actual;
 	reports[n].predicted = predicted;
 	return n + 1;
@@ -115,7 +115,7 @@ t_absurd_claim_at_the_bound(void)
 	n = add(n, 1000, 1e12, 1);
 	allot_app_unit_stats(reports, n, work, &lied, &cap);
 	for (int i = 0; i < n; i++)
-		if (reports[i].host_id == 1000)
+		if (reports[i].voice == 1000)
 			reports[i].actual = cap;
 	allot_app_unit_stats(reports, n, work, &at_bound, &cap2);
 	return cap < 20 && near(cap2, cap, 1e-9) &&
