@@ -380,7 +380,7 @@ COMMENT ON COLUMN allot.resource.median_hosts IS
  * validator's verdict decides it, as before.
  *
  * A replica is a job row of its own (replica_of: the job it replicates),
- * made when the job is inserted with target_nresults above 1, or when
+ * made when the job is first sent with target_nresults above 1, or when
  * adaptive replication sends a job to a host it does not trust: each
  * replica is sent, reported, timed out and retried as any job, and counts
  * in the usage and the host's credit as one.  The validator judges each
@@ -403,14 +403,15 @@ ALTER TABLE allot.job
     ADD CONSTRAINT job_digest_length CHECK (length(digest) <= 1000),
     ADD CONSTRAINT job_replica_not_itself CHECK (replica_of <> id);
 CREATE INDEX job_replica_idx ON allot.job (replica_of) WHERE replica_of IS NOT NULL;
--- Dispatch sends unsent replicas before a workload's older jobs.
+-- Dispatch sends unsent replicas (each made when its job was sent) before
+-- a workload's older jobs.
 CREATE INDEX job_replica_unsent_idx ON allot.job (workload_id, id)
     WHERE state = 'unsent' AND replica_of IS NOT NULL;
 
 COMMENT ON COLUMN allot.job.min_quorum IS
     'Valid results of distinct owners that must agree (the same digest) before the job is decided (1 to 100; 1: the validator''s verdict alone). Adaptive replication raises it to 2';
 COMMENT ON COLUMN allot.job.target_nresults IS
-    'Replicas sent at once, each to another owner (min_quorum to 100): inserting a job with more makes its replicas';
+    'Replicas sent at once, each to another owner (min_quorum to 100): the job''s first sending makes the others, which dispatch sends before older jobs';
 COMMENT ON COLUMN allot.job.replica_of IS
     'Allot writes: the job this row is a replica of (its own min_quorum and target_nresults are the job''s). NULL: the job itself';
 COMMENT ON COLUMN allot.job.verdict IS
@@ -419,35 +420,6 @@ COMMENT ON COLUMN allot.job.digest IS
     'Allot writes: what the validator says the result is (validate_job''s digest), at most 1000 characters: valid results agree when their digests are equal. NULL: one class of its own';
 COMMENT ON COLUMN allot.job.validated IS
     'The decision: true once the job is decided and this result is among the agreeing (credited, learnt from); false when found invalid. NULL: not decided yet';
-
-/* Replicas are made when their job is inserted: a statement that inserts
- * jobs with target_nresults above 1 inserts their replicas too. */
-CREATE FUNCTION allot.job_replicas_trigger() RETURNS trigger
-    LANGUAGE plpgsql
-    SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    -- A statement trigger fires for every INSERT, this one's own too.
-    IF NOT EXISTS (SELECT FROM new_rows n WHERE n.replica_of IS NULL AND n.target_nresults > 1) THEN
-        RETURN NULL;
-    END IF;
-    INSERT INTO allot.job (workload_id, predicted_app_units, reference, max_error_results,
-                           max_total_results, min_quorum, target_nresults, replica_of)
-    SELECT n.workload_id, n.predicted_app_units, n.reference, n.max_error_results,
-           n.max_total_results, n.min_quorum, n.target_nresults, n.id
-      FROM new_rows n, pg_catalog.generate_series(2, n.target_nresults) g
-     WHERE n.replica_of IS NULL AND n.target_nresults > 1
-     ORDER BY n.id, g;
-    RETURN NULL;
-END
-$$;
-COMMENT ON FUNCTION allot.job_replicas_trigger() IS
-    'Statement trigger on allot.job: a job inserted with target_nresults above 1 gets its replicas';
-CREATE TRIGGER job_replicas AFTER INSERT ON allot.job
-    REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION allot.job_replicas_trigger();
-REVOKE ALL ON FUNCTION allot.job_replicas_trigger() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION allot.job_replicas_trigger() TO allot_admin;
 
 CREATE TABLE allot.job_voice (
     group_id bigint NOT NULL,
@@ -532,6 +504,40 @@ REVOKE ALL ON FUNCTION allot.validate_job(bigint, boolean, int, text, timestampt
 GRANT EXECUTE ON FUNCTION allot.validate_job(bigint, boolean, int, text, timestamptz) TO allot_admin;
 
 /* ---------------------------------------------------------------------------
+ * Part 5: bounded influence (src/voices.h).  Claims implausible by far are
+ * left out before the seed's formulas run: a voice whose median ratio of
+ * actual to predicted app units, or whose median FLOPS per app unit as
+ * claimed, lies a hundred times or more from the voices' median, with all
+ * its reports; and any report beyond that band.  An app's window keeps
+ * each report's FLOPS per app unit as claimed (au_flops) for it.  Among
+ * fewer than ten voices nothing is left out; on an honest farm the seed's
+ * formulas run unchanged.
+ * ------------------------------------------------------------------------- */
+ALTER TABLE allot.app ADD COLUMN au_flops double precision[] NOT NULL DEFAULT '{}';
+COMMENT ON COLUMN allot.app.au_flops IS
+    'Allot writes: the FLOPS per app unit each report of the window claimed (elapsed x raw FLOPS / app units), in the same order as au_hosts; 0: the report said nothing of it';
+UPDATE allot.app
+   SET au_flops = ARRAY(SELECT 0::float8 FROM pg_catalog.generate_series(1, pg_catalog.cardinality(au_hosts)))
+ WHERE pg_catalog.cardinality(au_hosts) > 0;
+
+CREATE FUNCTION allot.app_unit_statistics(
+        voices bigint[], actual double precision[], predicted double precision[],
+        flops_per_au double precision[],
+        OUT n_reports bigint, OUT actual_au_mean double precision, OUT actual_au_m2 double precision,
+        OUT predicted_au_mean double precision, OUT predicted_au_m2 double precision,
+        OUT au_ratio_mean double precision, OUT au_ratio_m2 double precision,
+        OUT au_ratio_bound double precision)
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'allot_app_unit_statistics_sql';
+COMMENT ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[], double precision[]) IS
+    'An app''s statistics from a window of validated reports (voices, actual and predicted app units, FLOPS per app unit as claimed), as 0.7.0''s transitioner computes them: claims implausible by far left out, each voice one voice, each report counted up to the seed''s bound';
+REVOKE ALL ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[], double precision[])
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[], double precision[])
+    TO allot_admin;
+
+/* ---------------------------------------------------------------------------
  * Smaller holes (issue 30, item 6).
  *
  * Engine names are checked like the names of hosts, apps and workloads
@@ -565,6 +571,165 @@ CREATE TRIGGER job_renumber_guard BEFORE UPDATE OF id ON allot.job
     EXECUTE FUNCTION allot.job_renumber_guard();
 REVOKE ALL ON FUNCTION allot.job_renumber_guard() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION allot.job_renumber_guard() TO allot_admin;
+
+/* ---------------------------------------------------------------------------
+ * check_invariants also reports engine names that hide characters, owners
+ * holding two replicas of one job, and windows (now with their FLOPS
+ * claims) whose statistics are not what they hold.
+ * ------------------------------------------------------------------------- */
+CREATE OR REPLACE FUNCTION allot.check_invariants() RETURNS SETOF text
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT line FROM (
+        SELECT pg_catalog.format(
+                   'workload %s: workload_usage holds threads %s, focus_threads %s, hosts %s;'
+                   ' its counted assignments hold %s, %s, %s',
+                   coalesce(u.workload_id, a.workload_id),
+                   coalesce(u.threads, 0), coalesce(u.focus_threads, 0), coalesce(u.hosts, 0),
+                   coalesce(a.threads, 0), coalesce(a.focus_threads, 0), coalesce(a.hosts, 0)) AS line
+          FROM allot.workload_usage u
+          FULL JOIN (SELECT workload_id,
+                            sum(threads) FILTER (WHERE NOT focus) AS threads,
+                            sum(threads) FILTER (WHERE focus) AS focus_threads,
+                            count(*) AS hosts
+                       FROM allot.assignment
+                      WHERE counted
+                      GROUP BY workload_id) a ON a.workload_id = u.workload_id
+         WHERE coalesce(u.threads, 0) <> coalesce(a.threads, 0)
+            OR coalesce(u.focus_threads, 0) <> coalesce(a.focus_threads, 0)
+            OR coalesce(u.hosts, 0) <> coalesce(a.hosts, 0)
+        UNION ALL
+        SELECT pg_catalog.format(
+                   'workload %s: job_usage holds unsent %s, in_progress %s, mflops %s, done %s, error %s;'
+                   ' its jobs hold %s, %s, %s, %s, %s',
+                   coalesce(u.workload_id, j.workload_id),
+                   coalesce(u.unsent, 0), coalesce(u.in_progress, 0), coalesce(u.mflops, 0),
+                   coalesce(u.done, 0), coalesce(u.error, 0),
+                   coalesce(j.unsent, 0), coalesce(j.in_progress, 0), coalesce(j.mflops, 0),
+                   coalesce(j.done, 0), coalesce(j.error, 0))
+          FROM (SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
+                       sum(mflops) AS mflops, sum(done) AS done, sum(error) AS error
+                  FROM allot.job_usage GROUP BY workload_id) u
+          FULL JOIN (SELECT workload_id,
+                            count(*) FILTER (WHERE state = 'unsent') AS unsent,
+                            count(*) FILTER (WHERE state = 'in_progress') AS in_progress,
+                            sum(allot.job_mflops(peak_flops_per_sec))
+                                FILTER (WHERE state = 'in_progress') AS mflops,
+                            count(*) FILTER (WHERE state = 'done') AS done,
+                            count(*) FILTER (WHERE state IN ('error', 'timed_out')) AS error
+                       FROM allot.job
+                      GROUP BY workload_id) j ON j.workload_id = u.workload_id
+         WHERE coalesce(u.unsent, 0) <> coalesce(j.unsent, 0)
+            OR coalesce(u.in_progress, 0) <> coalesce(j.in_progress, 0)
+            OR coalesce(u.mflops, 0) <> coalesce(j.mflops, 0)
+            OR coalesce(u.done, 0) <> coalesce(j.done, 0)
+            OR coalesce(u.error, 0) <> coalesce(j.error, 0)
+        UNION ALL
+        /* Counters in range: no count may be negative (a shard's MFLOPS are
+         * held within a bigint by a constraint, and requests add shards as
+         * doubles). */
+        SELECT pg_catalog.format(
+                   'workload %s: job_usage holds a counter out of range (unsent %s, in_progress %s,'
+                   ' mflops %s, done %s, error %s)',
+                   workload_id, unsent, in_progress, mflops, done, error)
+          FROM (SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
+                       sum(mflops) AS mflops, sum(done) AS done, sum(error) AS error
+                  FROM allot.job_usage GROUP BY workload_id) u
+         WHERE unsent < 0 OR in_progress < 0 OR done < 0 OR error < 0
+            OR mflops < 0
+        UNION ALL
+        SELECT pg_catalog.format('job %s: peak_flops_per_sec %s is out of range (0 to 2.048e21)',
+                                 j.id, j.peak_flops_per_sec)
+          FROM allot.job j
+         WHERE j.peak_flops_per_sec NOT BETWEEN 0 AND 2.048e21
+        UNION ALL
+        SELECT pg_catalog.format(
+                   'host %s: host_credit holds credit %s of %s jobs; its jobs hold %s of %s',
+                   coalesce(c.host_id, j.host_id), coalesce(c.credit, 0), coalesce(c.jobs, 0),
+                   coalesce(j.credit, 0), coalesce(j.jobs, 0))
+          FROM allot.host_credit c
+          FULL JOIN (SELECT host_id, sum(credit::numeric) AS credit, count(*) AS jobs
+                       FROM allot.job
+                      WHERE credit IS NOT NULL AND host_id IS NOT NULL
+                      GROUP BY host_id) j ON j.host_id = c.host_id
+         WHERE coalesce(c.credit, 0) <> coalesce(j.credit, 0)
+            OR coalesce(c.jobs, 0) <> coalesce(j.jobs, 0)
+        UNION ALL
+        /* The decayed credit kept is what its jobs give at decayed_at. */
+        SELECT pg_catalog.format('host %s: host_credit holds decayed credit %s at %s; its jobs give %s',
+                                 c.host_id, c.decayed, c.decayed_at, coalesce(j.decayed, 0))
+          FROM allot.host_credit c
+          LEFT JOIN LATERAL (
+              SELECT sum(allot.credit_decay(j.credit,
+                         extract(epoch FROM c.decayed_at - coalesce(j.returned_at, c.decayed_at))::double precision))
+                         AS decayed
+                FROM allot.job j WHERE j.host_id = c.host_id AND j.credit IS NOT NULL) j ON true
+         WHERE abs(c.decayed - coalesce(j.decayed, 0)) > 1e-6 * greatest(abs(c.decayed), 1)
+        UNION ALL
+        SELECT pg_catalog.format('job %s names host %s, which does not exist', j.id, j.host_id)
+          FROM allot.job j
+         WHERE j.host_id IS NOT NULL AND NOT EXISTS (SELECT FROM allot.host h WHERE h.id = j.host_id)
+        UNION ALL
+        SELECT pg_catalog.format('job %s names app version %s, which does not exist', j.id, j.app_version_id)
+          FROM allot.job j
+         WHERE j.app_version_id IS NOT NULL
+           AND NOT EXISTS (SELECT FROM allot.app_version v WHERE v.id = j.app_version_id)
+        UNION ALL
+        SELECT pg_catalog.format('workload %s has %s jobs but no app: they can never be sent',
+                                 w.id, (SELECT count(*) FROM allot.job j WHERE j.workload_id = w.id))
+          FROM allot.workload w
+         WHERE w.app_id IS NULL AND EXISTS (SELECT FROM allot.job j WHERE j.workload_id = w.id)
+        UNION ALL
+        /* Names written before 0.6.0 that it would refuse. */
+        SELECT pg_catalog.format('host %s: its name %s', h.id, allot.name_problem(h.name))
+          FROM allot.host h WHERE allot.name_problem(h.name) IS NOT NULL
+        UNION ALL
+        SELECT pg_catalog.format('app %s: its name %s', a.id, allot.name_problem(a.name))
+          FROM allot.app a WHERE allot.name_problem(a.name) IS NOT NULL
+        UNION ALL
+        SELECT pg_catalog.format('workload %s: its name %s', w.id, allot.name_problem(w.name))
+          FROM allot.workload w WHERE allot.name_problem(w.name) IS NOT NULL
+        UNION ALL
+        SELECT pg_catalog.format('engine %s: its name %s', pg_catalog.to_json(e.name), allot.name_problem(e.name))
+          FROM allot.engine e WHERE allot.name_problem(e.name) IS NOT NULL
+        UNION ALL
+        /* No owner holds two replicas of one job (0.7.0). */
+        SELECT pg_catalog.format('job %s: owner %s holds %s of its replicas', g.group_id, g.voice, g.n)
+          FROM (SELECT coalesce(j.replica_of, j.id) AS group_id,
+                       CASE WHEN h.owner_id IS NULL THEN j.host_id ELSE -h.owner_id END AS voice,
+                       count(*) AS n
+                  FROM allot.job j JOIN allot.host h ON h.id = j.host_id
+                 WHERE j.state IN ('in_progress', 'done')
+                   AND (j.replica_of IS NOT NULL OR j.target_nresults > 1 OR j.min_quorum > 1)
+                 GROUP BY 1, 2 HAVING count(*) > 1) g
+        UNION ALL
+        SELECT pg_catalog.format('job %s is a replica of job %s, itself a replica', j.id, j.replica_of)
+          FROM allot.job j JOIN allot.job o ON o.id = j.replica_of
+         WHERE o.replica_of IS NOT NULL
+        UNION ALL
+        /* Each app's statistics are what its window gives. */
+        SELECT pg_catalog.format('app %s: its statistics are not those of its window of %s reports',
+                                 a.id, pg_catalog.cardinality(a.au_hosts))
+          FROM allot.app a
+         WHERE pg_catalog.cardinality(a.au_hosts) > 0
+           AND (pg_catalog.cardinality(a.au_actual) <> pg_catalog.cardinality(a.au_hosts)
+                OR pg_catalog.cardinality(a.au_predicted) <> pg_catalog.cardinality(a.au_hosts)
+                OR pg_catalog.cardinality(a.au_flops) <> pg_catalog.cardinality(a.au_hosts)
+                OR EXISTS (SELECT FROM allot.app_unit_statistics(a.au_hosts, a.au_actual, a.au_predicted, a.au_flops) s
+                            WHERE s.n_reports <> a.n_reports
+                               OR abs(s.au_ratio_mean - a.au_ratio_mean) > 1e-9 * greatest(abs(s.au_ratio_mean), 1)
+                               OR abs(s.au_ratio_m2 - a.au_ratio_m2) > 1e-9 * greatest(abs(s.au_ratio_m2), 1)
+                               OR abs(s.actual_au_mean - a.actual_au_mean) > 1e-9 * greatest(abs(s.actual_au_mean), 1)))
+        UNION ALL
+        SELECT pg_catalog.format('app %s: %s FLOPS samples but %s hosts for them', a.id,
+                                 pg_catalog.cardinality(a.cpu_samples) + pg_catalog.cardinality(a.gpu_samples),
+                                 pg_catalog.cardinality(a.cpu_sample_hosts) + pg_catalog.cardinality(a.gpu_sample_hosts))
+          FROM allot.app a
+         WHERE pg_catalog.cardinality(a.cpu_samples) <> pg_catalog.cardinality(a.cpu_sample_hosts)
+            OR pg_catalog.cardinality(a.gpu_samples) <> pg_catalog.cardinality(a.gpu_sample_hosts)
+    ) lines ORDER BY 1
+$$;
 
 /* ---------------------------------------------------------------------------
  * Settings.

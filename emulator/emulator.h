@@ -176,6 +176,11 @@ typedef struct Emulator
 	bool		progress_tty;
 
 	PGconn	   *control;		/* setup, events, transitioner, samples */
+	bool		voices;			/* allot 0.7.0: owners, quorums, reliability */
+	char		replication[512];	/* its summary lines (metrics.c) */
+	char	   *to_validate;	/* "{id,id,...}": the tick's successes (0.7.0) */
+	size_t		to_validate_len;
+	size_t		to_validate_cap;
 	Pipeline	pipe;
 
 	int			nresources;

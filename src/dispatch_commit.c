@@ -55,9 +55,10 @@ prepare_plans(int version)
 	 * backoffs (host_resource.asked_at), and the transitioner brings
 	 * host.last_seen up to date.  From 0.6.0 each job counts the sending
 	 * (its number goes in the reply, so that a report can name it) and the
-	 * try.  From 0.7.0 a job that adaptive replication replicates ($23)
-	 * gets a quorum of 2 and its replica, unsent, for another owner
-	 * (reliability.h), and the reply names the job a replica replicates.
+	 * try.  From 0.7.0 a job's first sending makes its replicas, unsent,
+	 * for other owners, when its target_nresults is above 1; a job that
+	 * adaptive replication replicates ($23) gets a quorum of 2 and a replica
+	 * (reliability.h); the reply names the job a replica replicates.
 	 */
 	commit_plan[version] = allot_prepare(psprintf(
 						  "WITH picked AS ("
@@ -130,11 +131,16 @@ prepare_plans(int version)
 						  "  INSERT INTO allot.job (workload_id, predicted_app_units, reference, max_error_results,"
 						  "         max_total_results, min_quorum, target_nresults, replica_of)"
 						  "  SELECT j.workload_id, j.predicted_app_units, j.reference, j.max_error_results,"
-						  "         j.max_total_results, " CppAsString2(ALLOT_ADAPTIVE_QUORUM) ","
-						  "         greatest(j.target_nresults, " CppAsString2(ALLOT_ADAPTIVE_QUORUM) "), j.id"
-						  "    FROM picked p JOIN allot.job j ON j.id = p.job_id"
-						  "    CROSS JOIN generate_series(2, greatest(j.target_nresults, " CppAsString2(ALLOT_ADAPTIVE_QUORUM) "))"
-						  "   WHERE p.replicate ORDER BY j.id),",
+						  "         j.max_total_results, q.quorum, q.target, j.id"
+						  "    FROM picked p JOIN allot.job j ON j.id = p.job_id,"
+						  "         LATERAL (SELECT CASE WHEN p.replicate"
+						  "                              THEN " CppAsString2(ALLOT_ADAPTIVE_QUORUM) " ELSE j.min_quorum END AS quorum,"
+						  "                         CASE WHEN p.replicate"
+						  "                              THEN greatest(j.target_nresults, " CppAsString2(ALLOT_ADAPTIVE_QUORUM) ")"
+						  "                              ELSE j.target_nresults END AS target) q"
+						  "    CROSS JOIN generate_series(2, q.target)"
+						  "   WHERE j.replica_of IS NULL AND (p.replicate OR (j.target_nresults > 1 AND j.sending = 0))"
+						  "   ORDER BY j.id),",
 						  sendings ? ", 'sending', s.sending" : "",
 						  version < 2 ? "" :
 						  " || CASE WHEN s.replica_of IS NULL THEN '{}'::jsonb"

@@ -21,6 +21,9 @@
  *   one more replica    when the owners disagree and nothing is left out
  *   reliability         each newly valid or invalid result counts for its
  *                       host (reliability.h)
+ *
+ * Locks: the judged row, then the job's verdict lock (entry.h,
+ * allot_lock_quorum), then what the decision writes.
  */
 #include "postgres.h"
 
@@ -97,12 +100,17 @@ prepare_plans(bool voices)
 		Oid			rel_args[4] = {INT8ARRAYOID, BOOLARRAYOID, TIMESTAMPTZOID, INT4OID};
 
 		/*
-		 * The job's members, the job and its replicas, locked in id order
-		 * (so that two verdicts on one job take turns and cannot deadlock),
-		 * with each host's voice.  The job's own id is looked up first,
-		 * unlocked: $1 is any member's.
+		 * The judged row is locked first, as a report locks its row (a
+		 * farm may report and validate in one transaction); then one
+		 * verdict at a time on the job (allot_lock_quorum); then the
+		 * job's members, the job and its replicas, are read, not locked:
+		 * a sibling being reported meanwhile is held by its report, which
+		 * would wait for this lock while this waited for its row.  The
+		 * decision writes only members done already, and replicas still
+		 * unsent, which no report holds.
 		 */
-		state_plan = allot_prepare("SELECT coalesce(replica_of, id), state FROM allot.job WHERE id = $1",
+		state_plan = allot_prepare("SELECT coalesce(replica_of, id), state FROM allot.job WHERE id = $1"
+								   " FOR UPDATE",
 								   1, one);
 		group_plan = allot_prepare(
 								   "SELECT j.id, j.state, j.sending, j.replica_of IS NOT NULL,"
@@ -111,7 +119,7 @@ prepare_plans(bool voices)
 								   "       j.max_total_results, j.host_id"
 								   "  FROM allot.job j LEFT JOIN allot.host h ON h.id = j.host_id"
 								   " WHERE j.id = $1 OR j.replica_of = $1"
-								   " ORDER BY j.id FOR UPDATE OF j",
+								   " ORDER BY j.id",
 								   1, one);
 		failure_plan = allot_prepare(FAILED_RESULT_SQL(", verdict = NULL, digest = NULL"),
 									 2, validate_args);
@@ -267,6 +275,7 @@ validate_member(int64 job_id, bool valid, bool has_sending, int sending, const c
 	if (SPI_processed == 0)
 		job_not_found(job_id);
 	group = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	allot_lock_quorum(group);
 
 	arg = Int64GetDatum(group);
 	if (SPI_execute_plan(group_plan, &arg, NULL, false, 0) != SPI_OK_SELECT)
@@ -341,9 +350,11 @@ validate_member(int64 job_id, bool valid, bool has_sending, int sending, const c
 				rel_hosts[nr] = Int64GetDatum(hosts[i]);
 				rel_valid[nr++] = BoolGetDatum(out.validated[i] == 1);
 			}
+			/* Only the rows the decision changes: a sibling being reported
+			 * meanwhile is held by its report, and is not waited for. */
 			if (out.remove[i])
 				gone[ng++] = Int64GetDatum(m[i].id);
-			else if (i != judged || !out.retry)
+			else if ((i == judged && !out.retry) || (i != judged && out.validated[i] != m[i].validated))
 			{
 				ids[nd] = Int64GetDatum(m[i].id);
 				vals[nd++] = Int32GetDatum(out.validated[i]);

@@ -2,7 +2,8 @@
 -- reliability and adaptive replication, and two smaller holes.  0.6.0 sent
 -- each job once and believed its one result.
 --
---   1  a job with min_quorum 2 and target_nresults 2 goes to two owners,
+--   1  a job with min_quorum 2 and target_nresults 2 goes to two owners
+--      (its first sending makes its replica, which is sent before older jobs),
 --      never twice to one (two hosts of one owner, or one host asking for
 --      two); it is decided, credited and learnt from only when both agree
 --   2  owners that disagree: another replica, to a third owner; the pair
@@ -54,11 +55,12 @@ $$;
 -- ---------------------------------------------------------------------------
 -- 1. A quorum of 2.
 INSERT INTO allot.job (workload_id, min_quorum, target_nresults) VALUES (1, 2, 2) RETURNING id AS j1 \gset
-SELECT results_eq(format($$SELECT count(*)::int, min(replica_of) FROM allot.job
-                            WHERE workload_id = 1 AND replica_of IS NOT NULL$$),
-                  format($$VALUES (1, %s::bigint)$$, :j1), '1: the job is inserted with its replica');
-SELECT id AS replica FROM allot.job WHERE replica_of = :j1 \gset
 SELECT is(cardinality(pg_temp.ask(:a1, 1, 0, 2)), 1, '1: a host asking for two gets one replica, not both');
+SELECT results_eq(format($$SELECT count(*)::int, min(replica_of), min(state) FROM allot.job
+                            WHERE workload_id = 1 AND replica_of IS NOT NULL$$),
+                  format($$VALUES (1, %s::bigint, 'unsent'::text)$$, :j1),
+                  '1: its first sending made its replica, unsent, for another owner');
+SELECT id AS replica FROM allot.job WHERE replica_of = :j1 \gset
 SELECT is(pg_temp.ask(:a2, 1, 1), '{}'::bigint[], '1: another host of the same owner gets none');
 SELECT is(cardinality(pg_temp.ask(:b, 1, 2)), 1, '1: another owner''s host gets the other');
 SELECT is((SELECT count(DISTINCT h.owner_id)::int FROM allot.job j JOIN allot.host h ON h.id = j.host_id
