@@ -534,6 +534,15 @@ COMMENT ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], doub
     'An app''s statistics from a window of validated reports (voices, actual and predicted app units, FLOPS per app unit as claimed), as 0.7.0''s transitioner computes them: claims implausible by far left out, each voice one voice, each report counted up to the seed''s bound';
 REVOKE ALL ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[], double precision[])
     FROM PUBLIC;
+
+/* Each window's statistics as 0.7.0 computes them: screened. */
+UPDATE allot.app a
+   SET (n_reports, actual_au_mean, actual_au_m2, predicted_au_mean, predicted_au_m2,
+        au_ratio_mean, au_ratio_m2, au_ratio_bound)
+           = (SELECT s.n_reports, s.actual_au_mean, s.actual_au_m2, s.predicted_au_mean,
+                     s.predicted_au_m2, s.au_ratio_mean, s.au_ratio_m2, s.au_ratio_bound
+                FROM allot.app_unit_statistics(a.au_hosts, a.au_actual, a.au_predicted, a.au_flops) s)
+ WHERE pg_catalog.cardinality(a.au_hosts) > 0;
 GRANT EXECUTE ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[], double precision[])
     TO allot_admin;
 

@@ -158,7 +158,7 @@ copy_hosts(Emulator *em)
 								 h->threads, h->cores, h->sockets, h->res[0].instance_flops,
 								 registered ? "\t" : "",
 								 !registered ? "" :
-								 em->scn.groups[h->group].registered ? "1970-01-01 00:00:00+00" : "\\N");
+								 em->scn.groups[h->group].registered ? "2026-01-01 00:00:00+00" : "\\N");
 
 		ok = PQputCopyData(em->control, row, n) == 1;
 	}

@@ -315,7 +315,7 @@ job_farm_run(Emulator *em)
 				PGresult   *res;
 
 				strcpy(em->to_validate + em->to_validate_len, "}");
-				snprintf(now, sizeof(now), "%.17g", t);
+				snprintf(now, sizeof(now), "%.6f", VIRTUAL_EPOCH + t);
 				if ((res = control_query(em, VALIDATE_SQL, 2, values)) == NULL)
 					return false;
 				PQclear(res);

@@ -258,6 +258,10 @@ replication_summary(Emulator *em, char *out, size_t len)
 		long		hosts = atol(PQgetvalue(res, 0, 2));
 		long		reliable = atol(PQgetvalue(res, 0, 3));
 
+		em->replication_overhead = results > 0 ? (double) replicas / results : 0;
+		em->reliable_share = hosts > 0 ? (double) reliable / hosts : 0;
+		em->reliable_median_h = atof(PQgetvalue(res, 0, 4));
+
 		snprintf(out, len,
 				 "%-32s %.4f   (%ld replicas of %ld results done)\n"
 				 "%-32s %.4f   (%ld of %ld hosts that were sent work)\n"
@@ -442,6 +446,9 @@ write_csvs(Emulator *em, const Summary *s, bool consistent)
 	fprintf(f, "setup_seconds,%.3f\nrun_seconds,%.3f\ncalls_per_second,%.1f\nrequests_per_second,%.1f\n",
 			em->wall_setup, em->wall_run, em->wall_run > 0 ? m->calls_all / em->wall_run : 0,
 			em->wall_run > 0 ? m->requests_all / em->wall_run : 0);
+	if (em->voices && scn->job_farm)
+		fprintf(f, "replication_overhead,%.6f\nhosts_reliable,%.6f\ntime_to_reliable_median_hours,%.4f\n",
+				em->replication_overhead, em->reliable_share, em->reliable_median_h);
 	fprintf(f, "consistent,%d\n", consistent ? 1 : 0);
 	fclose(f);
 
