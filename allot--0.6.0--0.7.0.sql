@@ -59,6 +59,14 @@ COMMENT ON COLUMN allot.app.au_hosts IS
     'Allot writes: the voice of each validated success its statistics come from, oldest first (at most allot.app_unit_window): the host''s id, or minus its owner''s id';
 COMMENT ON COLUMN allot.app.cpu_sample_hosts IS
     'Allot writes: the voice of each value of cpu_samples, in the same order: the host''s id, or minus its owner''s id (below -2^62: a value kept from before 0.6.0, a voice of its own)';
+COMMENT ON COLUMN allot.app.actual_au_mean IS
+    'Mean app units of a validated success, each voice (owner) one voice, after screening, each report counted up to au_ratio_bound times its prediction';
+COMMENT ON COLUMN allot.app.predicted_au_mean IS
+    'Mean predicted app units of those reports, each voice (owner) one voice';
+COMMENT ON COLUMN allot.app.au_ratio_mean IS
+    'Mean of actual / predicted app units, each voice (owner) one voice, after screening, each ratio counted up to au_ratio_bound';
+COMMENT ON COLUMN allot.status_app.voices IS
+    'Voices among those reports (owners, or hosts without one): each one voice, however many reports it sent';
 COMMENT ON COLUMN allot.app.gpu_sample_hosts IS
     'Allot writes: the voice of each value of gpu_samples, in the same order: the host''s id, or minus its owner''s id (below -2^62: a value kept from before 0.6.0, a voice of its own)';
 

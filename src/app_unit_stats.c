@@ -28,10 +28,15 @@
  *                 long job is what honest hosts report; fifty in a row is
  *                 not (checked among PLAUSIBLE_AMONG hosts or more)
  *
- * The limits, measured in README's threat model: colluding hosts that
- * always claim the most act like honest reports at the bound, with a weight
- * their number gives; beyond about one voice in 16 they could raise the
- * bound without end, and the estimate follows them.
+ * From 0.7.0 the reports are screened first (voices.h): voices and reports
+ * implausible by far are left out, and a voice is an owner, not a host.
+ * The limits, measured in docs/voices.md's threat model: colluding voices
+ * that always claim the most within the band act like honest reports at
+ * the bound, with a weight their number gives; beyond about one voice in 16
+ * they raise the bound without end, and the estimate follows them.  And a
+ * search from below stalls under a tail rarer than about one report in 17,
+ * however far it reaches: when one voice in ALLOT_TAIL_SHARE reaches the
+ * stalled limit, the search goes on from the seed's own bound.
  */
 #include <math.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /*
  * app_unit_stats.h: an app's statistics of app units (seed 004), learnt from
- * its recent validated reports with one voice per host.
+ * its recent validated reports with one voice per owner (voices.h).
  *
  * Pure logic: no SPI, no allocation, no PostgreSQL headers.
  */

@@ -12,7 +12,7 @@
  *   expire     assignments whose host went quiet stop counting
  *   learn      each validated success not read yet feeds its app's FLOPS
  *              per app unit (a percentile over hosts) and its app-unit
- *              statistics (a window of validated reports), each host one
+ *              statistics (a window of validated reports), each owner one
  *              voice (transitioner_learn.c)
  *   credit     validated jobs get app.mean_app_units * est_flops_per_au in
  *              cobblestones, the same for every job of the app

@@ -1,6 +1,8 @@
 /*
  * transitioner_learn.c: the transitioner's step that learns from validated
- * successes (seed 004), one voice per host.
+ * successes (seed 004), one voice per host, from 0.7.0 per owner (voices.h):
+ * a job's voice is its host's owner's, or the host's own, and the window's
+ * statistics and each FLOPS figure are screened first.
  *
  * A claim becomes a fact through validation: only jobs the project's
  * validator accepted (validate_job) are read, each once (job.sampled).  For
