@@ -34,10 +34,14 @@ OBJS = \
 	src/report.o \
 	src/percentile.o \
 	src/app_unit_stats.o \
+	src/voices.o \
+	src/owner.o \
 	src/names.o \
 	src/transitioner_learn.o \
 	src/share_history.o \
-	src/transitioner.o
+	src/transitioner.o \
+	src/quorum.o \
+	src/validate.o
 
 DATA = $(wildcard allot--*.sql)
 

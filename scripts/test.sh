@@ -159,7 +159,7 @@ run_pgtap() {
 # its own clusters, ports, temp dirs and network namespace.  The longest
 # start first, so that the short ones fill the gaps.
 TAP_JOBS=${ALLOT_TAP_JOBS:-3}
-TAP_LONGEST_FIRST=(060_openbench_worker 040_readme 021_boinc_project 020_boinc 011_bench
+TAP_LONGEST_FIRST=(060_openbench_worker 040_readme 021_boinc_project 022_boinc_quorum 020_boinc 011_bench
                    050_concurrency 002_pg_cron 071_failover 030_status_page 010_emulator)
 TAP_WORKERS=()
 

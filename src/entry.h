@@ -206,6 +206,23 @@ allot_host_not_found(int64 host_id)
  */
 #define ALLOT_SHARE_HISTORY_LOCK_SPACE 0x7368	/* "sh"; pg_locks.objsubid 29544 */
 
+/*
+ * One verdict at a time per replicated job (validate.c): a transaction-
+ * scoped advisory lock on the job's id, taken after the judged row's lock,
+ * as a report takes its row first.
+ */
+#define ALLOT_QUORUM_LOCK_SPACE 0x6771	/* "gq"; pg_locks.objsubid 26481 */
+
+static inline void
+allot_lock_quorum(int64 group_id)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) group_id >> 32),
+						 (uint32) group_id, ALLOT_QUORUM_LOCK_SPACE);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
 static inline void
 allot_lock_host(int64 host_id)
 {

@@ -226,6 +226,11 @@ function makeScheduler(db, results, config) {
     try {
       h = await hosts.identify(acct, r);
     } catch (err) {
+      // The account's limits (allot.owner_max_hosts, and hosts made today).
+      if (err instanceof DatabaseError && err.code === '53400') {
+        log(`refused a new host of account ${acct.id}: ${err.message}`);
+        return refusal(config, `No new host for this account: ${err.message}`, limits.maxRequestDelay);
+      }
       // allot checks every figure again; one it refuses is this host's fault.
       if (!isPermanent(err)) throw err;
       log(`refused a scheduler request of account ${acct.id}: ${err.message}`);
