@@ -218,7 +218,7 @@ is( sql("SELECT os || ' ' || threads || ' ' || cpu_flops || ' ' || (registered_a
 # ---------------------------------------------------------------------------
 # Validation and credit.
 ($out, $ok) = admin('validate');
-ok($ok && $out =~ /2 job\(s\) validated/, 'admin.js validate marks the two successful jobs');
+ok($ok && $out =~ /2 result\(s\) judged/, 'admin.js validate marks the two successful jobs');
 is(sql('SELECT string_agg(id || \' \' || validated, \', \' ORDER BY id) FROM allot.job WHERE validated IS NOT NULL'),
 	"$job{j1} true, $job{j3} true", 'j1 and j3 are valid; j2 is not even a candidate');
 is(sql(q{SELECT allot.run_transitioner() ->> 'credited'}), '2', 'run_transitioner credits them');
