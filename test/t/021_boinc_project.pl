@@ -309,7 +309,7 @@ $name{$_} = result_name($job{$_}, $hA) for qw(r1 r2);
 
 ok(reported($B, sub { sendings($job{t1}) eq "$hA:1:superseded $hB:2:success" && sendings($job{t2}) eq "$hA:1:refused $hB:2:success" }),
 	't1 and t2 are done on B, sending 2') or diag sendings($job{t1}) . ' / ' . sendings($job{t2});
-like(($bt->admin('validate'))[0], qr/4 result\(s\) judged/, 'admin.js validate: s1 on A; w, t1 and t2 on B');
+like(($bt->admin('validate'))[0], qr/^4 result\(s\) judged$/m, 'admin.js validate: s1 on A; w, t1 and t2 on B');
 is(sql(q{SELECT allot.run_transitioner() ->> 'credited'}), '4', 'run_transitioner credits them');
 my ($credit_A, $credit_B) = map { sql("SELECT total_credit FROM allot.host_credit(ARRAY[$_]::bigint[])") } $hA, $hB;
 ok($credit_A > 0 && $credit_B > 0, "A earned $credit_A credits, B $credit_B");
