@@ -211,7 +211,7 @@ if ($server_pid == 0)
 
 my $http = HTTP::Tiny->new(timeout => 20);
 {
-	my $deadline = time + 30;
+	my $deadline = time + 120;
 	my $status = 599;
 	while ($status == 599 && time < $deadline)
 	{
