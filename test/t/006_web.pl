@@ -188,7 +188,7 @@ if ($server_pid == 0)
 	exec 'node', 'server.js' or POSIX::_exit(127);
 }
 
-my $http = HTTP::Tiny->new(timeout => 20);
+my $http = HTTP::Tiny->new(timeout => 60);
 # Requests the server answered, so logged: one line each (see how_checked).
 my $answered = 0;
 {
