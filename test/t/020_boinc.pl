@@ -131,7 +131,7 @@ my ($j2_output, $j2_deadline);
 				# The client holds j2 until the flag exists: read the deadline
 				# it keeps for it, once its state file has it.
 				(my $j2_name = $j2_output) =~ s/_0$//;
-				my $until = time + 30;
+				my $until = time + 120;
 				while (!$j2_deadline && time < $until)
 				{
 					($j2_deadline) = slurp("$client/client_state.xml")
@@ -234,7 +234,7 @@ sub boinccmd { return $bt->boinccmd($client, @_); }
 boinccmd('--project', $url, 'update');
 my $status = '';
 {
-	my $deadline = time + 60;
+	my $deadline = time + 180;
 	while (time < $deadline)
 	{
 		$status = boinccmd('--get_project_status');

@@ -209,9 +209,9 @@ if ($server_pid == 0)
 	exec 'node', 'server.js' or POSIX::_exit(127);
 }
 
-my $http = HTTP::Tiny->new(timeout => 20);
+my $http = HTTP::Tiny->new(timeout => 60);
 {
-	my $deadline = time + 30;
+	my $deadline = time + 120;
 	my $status = 599;
 	while ($status == 599 && time < $deadline)
 	{
