@@ -183,6 +183,7 @@ ok($limited >= 10, "one address is refused past PASSWORD_TRIES_PER_MINUTE tries 
 # gate in front of scrypt lets setting a password take turns with checking
 # one, so the crowd of lookups does not keep the sign-up out (before, 64
 # waiting lookups refused every sign-up).
+my $log_before_flood = length($bt->server_log);
 my $flood = $bt->http_many(
 	(map { { method => 'GET', local => '127.0.1.' . (1 + $_ % 100),
 		path => "lookup_account.php?email_addr=flood$_%40example.org&passwd_hash=" . ('0' x 32) } } 1 .. 200),
@@ -195,6 +196,13 @@ my %answers;
 $answers{ $_->[1] =~ /<error_num>(-[0-9]+)<\/error_num>/ ? $1 : 'other' }++ for @$flood;
 note 'the 200 lookups were answered: ' . join(', ', map { "$_ x $answers{$_}" } sort keys %answers);
 is(($answers{-206} // 0) + ($answers{-199} // 0), 200, 'each lookup was answered "wrong address or password" or "try again later"');
+# The order the front end answered them in: the sign-up took its turn
+# among the lookups waiting when it came (a second after them, when at most
+# twenty of the sixty-four let in could have been checked), not after all of
+# them (with checks always served first, none is answered after it).
+my ($after_signup) = substr($bt->server_log, $log_before_flood) =~ /create_account: account [0-9]+, a key\n(.*)\z/s;
+my $lookups_after = () = ($after_signup // '') =~ /GET \/lookup_account\.php /g;
+ok($lookups_after >= 10, "the sign-up took its turn: $lookups_after lookups were answered after it");
 
 # host(DIR): the host id the client keeps for the project (0 until it has one).
 sub host
