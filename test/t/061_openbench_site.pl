@@ -3,6 +3,9 @@
 # passed on here as one subtest per file.
 #   stats_test.js     Elo +- , nElo, LLR and its bounds against reference
 #                     figures (stats_reference.py, OpenBench's stats.py)
+#   resolver_test.js  a branch, tag or sha to its commit, bench and source
+#                     zip: git daemon serving a repository on loopback, a
+#                     stand-in for GitHub's API; hostile refs and repositories
 use strict;
 use warnings FATAL => 'all';
 use File::Basename qw(dirname basename);
