@@ -11,6 +11,7 @@
 // README.md lists every setting.  The database login must be the one
 // setup.sql was run for: a member of allot_web, owning nothing.
 
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const { DatabaseError } = require('pg');
@@ -21,6 +22,8 @@ const { makeDb, Unavailable } = require('./db');
 const { BadRequest, parseForm } = require('./forms');
 const { makeMachines, Refused } = require('./machines');
 const { makeNetworks } = require('./networks');
+const { makePages, pageHeaders, NotFound } = require('./pages');
+const { html, layout } = require('./html');
 const { makeResults } = require('./results');
 const { makeVerifier } = require('./secrets');
 const { makeWorkloads } = require('./workloads');
@@ -51,6 +54,7 @@ const machines = makeMachines(db, { verify, config });
 const results = makeResults(db, { dataDir, limits, log });
 const clientGetWorkload = makeWorkloads(db, { log });
 const networks = makeNetworks(db, { dataDir, account: machines.account });
+const pages = makePages(db);
 
 // The worker's calls: who may make them, and how.  `machine`: the call
 // carries machine_id and secret, checked before the handler runs.
@@ -74,6 +78,38 @@ class HttpError extends Error {
     this.status = status;
     this.headers = headers;
   }
+}
+
+// A page of the web site (pages.js), or its error as a sentence on a page:
+// 404 for a path that names nothing, 503 while the database is away, 500
+// (logged, never shown) for a fault of ours.
+async function servePage(req, res, parts) {
+  let status = 200;
+  let page;
+  let note = '';
+  try {
+    page = await pages.render(parts);
+    if (page === null) throw new NotFound('this site has no such page');
+  } catch (err) {
+    const nonce = crypto.randomBytes(16).toString('base64');
+    let message = 'Something went wrong on the server; it is logged.';
+    status = 500;
+    if (err instanceof NotFound) {
+      status = 404;
+      message = `Not found: ${err.message}.`;
+    } else if (err instanceof Unavailable) {
+      status = 503;
+      message = `${err.message}; try again shortly.`;
+    } else {
+      log(`internal error on ${req.method} ${req.url.slice(0, 200)}: ${err.stack ?? err}`);
+    }
+    note = `error: ${message}`;
+    page = { body: String(layout({ nonce }, 'Sorry', html`<p id="message">${message}</p>`)), nonce };
+  }
+  const bytes = Buffer.from(page.body);
+  res.writeHead(status, { ...pageHeaders(page.nonce), 'Content-Length': bytes.length });
+  res.end(req.method === 'HEAD' ? undefined : bytes);
+  return note;
 }
 
 function send(res, status, body, headers = {}) {
@@ -108,6 +144,9 @@ async function handle(req, res) {
       allow(['POST']);
       const form = parseForm(await readBody(req, limits.maxFormBytes), req.headers['content-type']);
       note = await networks.download(res, decodeURIComponent(parts[2]), decodeURIComponent(parts[3]), form);
+    } else if (parts.length === 0 || ['index', 'test'].includes(parts[0])) {
+      allow(['GET', 'HEAD']);
+      note = await servePage(req, res, parts.map(decodeURIComponent));
     } else {
       throw new HttpError(404, `no such call: ${urlPath.slice(0, 100)}`);
     }

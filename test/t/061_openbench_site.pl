@@ -6,12 +6,23 @@
 #   resolver_test.js  a branch, tag or sha to its commit, bench and source
 #                     zip: git daemon serving a repository on loopback, a
 #                     stand-in for GitHub's API; hostile refs and repositories
+# Then the site's pages (examples/openbench/pages.js) served by server.js
+# over a database with a test made by admin.js and results written as the
+# worker's calls would leave them: the tests list and the test page with
+# its figures, and hostile paths answered with sentences.
 use strict;
 use warnings FATAL => 'all';
 use File::Basename qw(dirname basename);
 use Cwd qw(abs_path);
+use FindBin;
+use lib $FindBin::RealBin;
+use FrontEnds qw(install_front_ends);
+use HTTP::Tiny;
 use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(sleep);
 
 my $dir = abs_path(dirname(__FILE__) . '/../openbench');
 my ($node) = grep { -x } map { "$_/node" } split(/:/, $ENV{PATH} // ''), '/usr/bin';
@@ -39,4 +50,145 @@ for my $file (sort glob("$dir/*_test.js"))
 		ok($ok, 'it exits 0') or diag($err);
 	};
 }
+
+# ---------------------------------------------------------------------------
+# The site's pages.
+my $pg = PostgreSQL::Test::Cluster->new('site');
+$pg->init;
+$pg->start;
+sub sql { return $pg->safe_psql('postgres', $_[0]); }
+sql(q{
+CREATE EXTENSION allot;
+CREATE ROLE farm_admin LOGIN IN ROLE allot_admin;
+CREATE ROLE openbench_web LOGIN IN ROLE allot_web;
+CREATE SCHEMA openbench AUTHORIZATION farm_admin;
+});
+my %pgenv = (PGHOST => $pg->host, PGPORT => $pg->port, PGDATABASE => 'postgres');
+my $work = PostgreSQL::Test::Utils::tempdir('site');
+my ($examples, $installed, $npm_said) = install_front_ends($work);
+ok($installed, 'the front ends\' packages are installed') or diag($npm_said);
+my $ob = "$examples/openbench";
+
+# run(ENV, CMD...): (exit status, output).
+sub run
+{
+	my ($env, @cmd) = @_;
+	my $out = '';
+	local @ENV{ keys %pgenv } = values %pgenv;
+	local @ENV{ keys %$env } = values %$env;
+	IPC::Run::run(\@cmd, '<', \undef, '>&', \$out, IPC::Run::timeout(120));
+	note "@cmd\n$out";
+	return ($? >> 8, $out);
+}
+my ($rc) = run({ PGUSER => 'farm_admin' }, $pg->installed_command('psql'), '-X', '-q', '-v', 'ON_ERROR_STOP=1',
+	'-v', 'web=openbench_web', '-f', "$ob/setup.sql");
+is($rc, 0, 'setup.sql, run by the operator');
+my $data = "$work/data";
+sub admin { return run({ PGUSER => 'farm_admin', DATA_DIR => $data }, $node, "$ob/admin.js", @_); }
+is((admin(qw(add-user alice)))[0], 0, 'add-user alice');
+# Roles and enabling, as admin.js sets them for the site's logins.
+is((admin(qw(add-user carol --approver)))[0], 0, 'add-user carol --approver');
+is((admin(qw(set-role alice operator)))[0], 0, 'set-role alice operator');
+my ($role_rc, $role_said) = admin(qw(set-role alice king));
+is($role_rc, 2, 'set-role of an unknown role is a mistake in the command line');
+like($role_said, qr/usage: set-role NAME developer\|approver\|operator/, 'and says the roles');
+($role_rc, $role_said) = admin(qw(set-role nobody approver));
+like($role_said, qr/no account "nobody"/, 'set-role of an unknown account names it');
+admin(qw(disable-user carol));
+is(sql(q{SELECT string_agg(name || ':' || approver || ':' || operator || ':' || enabled, ',' ORDER BY name) FROM openbench.account}),
+	'alice:false:true:true,carol:true:false:false', 'alice is an operator, carol a disabled approver');
+is((admin(qw(enable-user carol)))[0], 0, 'enable-user carol');
+is(sql(q{SELECT enabled FROM openbench.account WHERE name = 'carol'}), 't', 'carol is enabled again');
+
+is((admin(qw(add-engine Weiss --compilers gcc>=10)))[0], 0, 'add-engine Weiss');
+is((admin(qw(add-book eight.epd --source http://127.0.0.1/eight.epd.zip --sha256), '0' x 64))[0], 0, 'add-book');
+my @sides = ('--dev-source', 'http://127.0.0.1/dev.zip', '--dev-sha', 'a' x 40, '--dev-bench', 1000, '--dev-name', 'faster',
+	'--base-source', 'http://127.0.0.1/base.zip', '--base-sha', 'b' x 40, '--base-bench', 2000, '--tc', '8+0.08');
+my ($test_rc, $said) = admin('create-test', @sides, qw(--engine Weiss --book eight.epd --sprt), '0,5');
+is($test_rc, 0, 'create-test: an SPRT test');
+my ($id) = $said =~ /^test ([0-9]+)$/m;
+my ($gone_rc, $gone_said) = admin('create-test', @sides, qw(--engine Weiss --book eight.epd --games 100 --name), 'Deleted one');
+my ($gone) = $gone_said =~ /^test ([0-9]+)$/m;
+
+# Results as the worker's calls leave them: a machine (its name hostile
+# markup), one result, two counted reports and one not counted; the test's
+# totals, pentanomial [2, 10, 30, 12, 6] with their trinomial counts.
+sql(qq{
+INSERT INTO openbench.machine (host_id, account_id, salt, hash, scrypt_n, scrypt_r, scrypt_p, client_ver, info)
+SELECT 7, id, decode(repeat('00', 16), 'hex'), decode(repeat('00', 32), 'hex'), 16384, 8, 1, 49,
+       '{"machine_name": "<script>alert(1)</script>", "os_name": "Linux"}'
+  FROM openbench.account WHERE name = 'alice';
+INSERT INTO openbench.result (test_id, host_id, repeated, focus_assigned, runner_count, concurrency_per,
+                              rounds_per_runner, book_index, explanation, games, losses, draws, wins, ll, ld, dd, dw, ww)
+VALUES ($id, 7, false, false, 1, 1, 100, 1, '{}', 120, 14, 82, 24, 2, 10, 30, 12, 6);
+INSERT INTO openbench.submission (result_id, counted, losses, draws, wins, ll, ld, dd, dw, ww, crashes, timelosses, illegals)
+SELECT r.id, s.counted, s.l, s.d, s.w, s.ll, s.ld, s.dd, s.dw, s.ww, 0, 0, 0
+  FROM openbench.result r,
+       (VALUES (true, 6, 40, 14, 1, 4, 15, 7, 3), (false, 99, 0, 0, 99, 0, 0, 0, 0), (true, 8, 42, 10, 1, 6, 15, 5, 3))
+         AS s(counted, l, d, w, ll, ld, dd, dw, ww);
+UPDATE openbench.test SET games = 120, losses = 14, draws = 82, wins = 24, ll = 2, ld = 10, dd = 30, dw = 12, ww = 6,
+                          llr = 1.23456 WHERE id = $id;
+UPDATE openbench.test SET deleted = true WHERE id = $gone;
+});
+
+my $port = PostgreSQL::Test::Cluster::get_free_port();
+my $server = IPC::Run::start([ $node, "$ob/server.js" ], '<', \undef, '>', "$work/server.log", '2>&1',
+	init => sub {
+		@ENV{ keys %pgenv } = values %pgenv;
+		@ENV{qw(PGUSER PORT HOST DATA_DIR)} = ('openbench_web', $port, '127.0.0.1', $data);
+	});
+my $http = HTTP::Tiny->new(timeout => 30);
+my $base = "http://127.0.0.1:$port";
+for (1 .. 100)
+{
+	last if $http->get("$base/index/")->{status} != 599;
+	sleep 0.2;
+}
+
+my $r = $http->get("$base/test/$id/");
+is($r->{status}, 200, "the page of test $id");
+my $page = $r->{content};
+# stats_reference.py: [2, 10, 30, 12, 6] is Elo 29.02 in [-12.96, 71.87], nElo 43.84
+like($page, qr/Elo   \| 29\.02 \+- 42\.85 \(95%\)/, 'its Elo +- as OpenBench computes it (pentanomial)');
+like($page, qr/nElo  \| 43\.84 \+- /, 'its normalised Elo');
+like($page, qr/LLR   \| 1\.23 \(-2\.94, 2\.94\) \[0\.00, 5\.00\]/, 'its LLR against its bounds and Elo bounds');
+like($page, qr/Games \| N: 120 W: 24 L: 14 D: 82/, 'its W/D/L counts');
+like($page, qr/Penta \| \[2, 10, 30, 12, 6\]/, 'its pentanomial counts');
+like($page, qr/id="llr-chart".*id="elo-chart"/s, 'the charts of its LLR and Elo');
+my @points = $page =~ /<polyline[^>]* points="([^"]*)"/g;
+is(scalar(split / /, $points[0] // ''), 3, 'the LLR chart has the start and the two counted reports, not the other');
+like($page, qr/<code>a{40}<\/code>.*1000.*<code>b{40}<\/code>.*2000/s, 'both sides\' commits and benches');
+like($r->{headers}{'content-security-policy'} // '', qr/default-src 'none'; style-src 'nonce-/,
+	'no script may run on it (Content-Security-Policy)');
+
+$r = $http->get("$base/index/");
+is($r->{status}, 200, 'the tests list');
+like($r->{content}, qr{<a href="/test/$id/">$id</a>}, 'it links the test');
+unlike($r->{content}, qr{/test/$gone/}, 'not the deleted test');
+like($r->{content}, qr/29\.02 \+- 42\.85/, 'with its Elo');
+
+# Hostile paths and methods: a sentence and a status, never a trace.
+for my $case (
+	[ '/test/abc/', 404, qr/a test number must be a whole number from 1, not &quot;abc&quot;/ ],
+	[ '/test/0/', 404, qr/a test number must be a whole number from 1/ ],
+	[ '/test/99999999999999999999/', 404, qr/a test number must be a whole number from 1/ ],
+	[ '/test/999/', 404, qr/there is no test 999/ ],
+	[ "/test/$gone/", 404, qr/test $gone was deleted/ ],
+	[ '/index/7/', 404, qr/there is no page 7: the tests fill 1/ ],
+	[ '/test/%3Cb%3E/', 404, qr/not &quot;&lt;b&gt;&quot;/ ],
+	[ '/test/1/extra/', 404, qr/this site has no such page/ ])
+{
+	my ($path, $status, $re) = @$case;
+	$r = $http->get("$base$path");
+	is($r->{status}, $status, "GET $path: $status");
+	like($r->{content}, $re, "GET $path says why");
+	unlike($r->{content}, qr/ at \S+\.js:[0-9]+|"<b>"/, "GET $path shows no stack trace or markup of the path");
+}
+$r = $http->post_form("$base/test/$id/", { x => 1 });
+is($r->{status}, 405, 'POST to a page: 405');
+
+$server->signal('TERM');
+$server->finish;
+my $log = PostgreSQL::Test::Utils::slurp_file("$work/server.log");
+unlike($log, qr/internal error/, 'the server logged no internal error') or diag($log);
 done_testing();

@@ -1,0 +1,153 @@
+'use strict';
+// The web site's pages that anyone may read, server-rendered (html.js),
+// as OpenBench's index and test pages show a test:
+//
+//   GET /, /index/, /index/N/   the tests, newest first, 25 a page:
+//                               pending and active ones, then finished
+//   GET /test/ID/               one test: Elo +- (trinomial or pentanomial,
+//                               as the test counts), nElo, the LLR against
+//                               its bounds, W/D/L and pentanomial counts,
+//                               its settings, the machines allot counts on
+//                               it, and a chart of LLR and Elo over time
+//
+// Deleted tests are not listed and their pages say so.  Every input (the
+// path) is checked; a bad one is answered with a sentence and status 404.
+
+const crypto = require('node:crypto');
+const { html, raw, layout, paging, when } = require('./html');
+const { makeCatalog, status, kind } = require('./catalog');
+const chart = require('./chart');
+const stats = require('./stats');
+
+// A page the path does not name, or names badly: 404 with its sentence.
+class NotFound extends Error {}
+
+const ID = /^[1-9][0-9]{0,17}$/;
+
+function number(text, what) {
+  if (!ID.test(text ?? '')) throw new NotFound(`${what} must be a whole number from 1, not ${JSON.stringify(String(text).slice(0, 40))}`);
+  return Number(text);
+}
+
+const fixed = (x) => Number(x).toFixed(2);
+
+// The counts the test's statistics are of: pentanomial for a test that
+// uses it (OpenBench's default), trinomial otherwise.
+function counts(t) {
+  const tri = [t.losses, t.draws, t.wins].map(Number);
+  const penta = [t.ll, t.ld, t.dd, t.dw, t.ww].map(Number);
+  return { tri, penta, used: t.use_penta ? penta : tri };
+}
+
+// The lines of a test's statistics, as OpenBench's test page prints them
+// (with nElo added): Elo, nElo, LLR for an SPRT, games, penta.
+function statLines(t) {
+  const c = counts(t);
+  const lines = [`Elo   | ${stats.eloLine(c.used)}`];
+  const n = stats.normalisedElo(c.used);
+  lines.push(`nElo  | ${n ? `${fixed(n.nelo)} +- ${fixed(n.margin)} (95%)` : 'unknown until the games differ'}`);
+  if (t.type === 'SPRT') {
+    lines.push(`LLR   | ${fixed(t.llr ?? 0)} (${fixed(t.lower_llr)}, ${fixed(t.upper_llr)}) [${fixed(t.elo_lower)}, ${fixed(t.elo_upper)}]`);
+  } else if (t.type === 'GAMES') {
+    lines.push(`Games | ${Number(t.games)} of ${Number(t.max_games)}`);
+  }
+  lines.push(`Games | N: ${Number(t.games)} W: ${c.tri[2]} L: ${c.tri[0]} D: ${c.tri[1]}`);
+  if (t.use_penta) lines.push(`Penta | [${c.penta.join(', ')}]`);
+  return lines;
+}
+
+function statusCell(t) {
+  const s = status(t);
+  return { word: s.word, cls: s.colour };
+}
+
+function makePages(db) {
+  const catalog = makeCatalog(db);
+
+  // The tests table of a list page.
+  function testsTable(rows) {
+    if (rows.length === 0) return html`<p class="note">No tests yet.</p>`;
+    return html`<table id="tests"><tr><th>Test</th><th>Engine</th><th>Dev</th><th>Base</th><th>Time control</th>
+<th>Statistics</th><th>Status</th><th>Author</th></tr>
+${rows.map((t) => {
+    const s = statusCell(t);
+    return html`<tr class="${s.cls}"><td><a href="/${kind(t)}/${t.id}/">${t.id}</a></td><td>${t.dev_engine}</td>
+<td>${t.dev_name}</td><td>${t.base_name}</td><td>${t.dev_time_control}</td>
+<td><pre>${statLines(t).filter((l) => !l.startsWith('nElo')).join('\n')}</pre></td><td>${s.word}</td><td>${t.author ?? 'operator'}</td></tr>`;
+  })}</table>`;
+  }
+
+  async function index(ctx, pageText) {
+    const page = pageText === undefined ? 1 : number(pageText, 'a page number');
+    if (page > 1000000) throw new NotFound(`there is no page ${page}`);
+    const { rows, pages } = await catalog.list('NOT t.deleted', [], page);
+    if (page > pages) throw new NotFound(`there is no page ${page}: the tests fill ${pages}`);
+    const open = rows.filter((t) => t.finished_at === null);
+    const done = rows.filter((t) => t.finished_at !== null);
+    return layout(ctx, 'Tests', html`
+<h2>Pending and active</h2>${testsTable(open)}
+<h2>Finished</h2>${testsTable(done)}
+${paging('/index/', page, pages)}`, { refresh: 60 });
+  }
+
+  async function testPage(ctx, idText) {
+    const id = number(idText, 'a test number');
+    const t = await catalog.one(id);
+    if (!t || t.type === 'SPSA') throw new NotFound(`there is no test ${id}`);
+    if (t.deleted) throw new NotFound(`test ${id} was deleted`);
+    const s = statusCell(t);
+    const { rows: machines } = await db.query(
+      `SELECT m.host_id, a.name AS owner, m.info ->> 'machine_name' AS machine_name, m.info ->> 'os_name' AS os_name,
+              m.last_seen
+         FROM openbench.machine m JOIN openbench.account a ON a.id = m.account_id
+        WHERE m.host_id = ANY ($1::bigint[]) ORDER BY m.host_id`, [t.hosts]);
+    const { rows: reports } = await db.query(
+      `SELECT s.losses, s.draws, s.wins, s.ll, s.ld, s.dd, s.dw, s.ww
+         FROM openbench.submission s JOIN openbench.result r ON r.id = s.result_id
+        WHERE r.test_id = $1 AND s.counted ORDER BY s.id`, [id]);
+    const side = (which) => html`<td>${t[`${which}_engine`]}</td><td>${t[`${which}_name`]}</td>
+<td><code>${t[`${which}_sha`]}</code></td><td class="num">${Number(t[`${which}_bench`])}</td>
+<td>${t[`${which}_options`]}</td><td>${t[`${which}_time_control`]}</td><td>${t[`${which}_netname`] ?? ''}</td>`;
+    return layout(ctx, `Test ${id}: ${t.name}`, html`
+<div class="stat ${s.cls}" id="stats"><pre>${statLines(t).join('\n')}</pre></div>
+<p id="status">Status: <b>${s.word}</b>${t.finished_at ? html` at ${when(t.finished_at)} (${t.finished_by}${
+  t.passed === true ? ', passed' : t.passed === false ? ', failed' : ''})` : ''}.
+Priority ${t.priority}, throughput ${Number(t.throughput)}, by ${t.author ?? 'the operator'}.</p>
+${chart.render(t, reports)}
+<h2>Engines</h2>
+<table><tr><th></th><th>Engine</th><th>Name</th><th>Commit</th><th>Bench</th><th>Options</th><th>Time control</th><th>Network</th></tr>
+<tr><th>Dev</th>${side('dev')}</tr><tr><th>Base</th>${side('base')}</tr></table>
+<p>Book ${t.book_name}; ${t.type === 'SPRT' ? html`SPRT [${t.elo_lower}, ${t.elo_upper}], alpha ${t.alpha}, beta ${t.beta}, ${t.use_penta ? 'pentanomial' : 'trinomial'}`
+  : html`${Number(t.max_games)} games`}; workloads of ${t.workload_size} game pairs.</p>
+${t.info ? html`<pre class="note">${t.info}</pre>` : ''}
+<h2>Machines on it</h2>
+${machines.length === 0 ? html`<p class="note">None now.</p>` : html`<table id="machines"><tr><th>Machine</th><th>Owner</th><th>Name</th><th>System</th><th>Last seen</th></tr>
+${machines.map((m) => html`<tr><td>${m.host_id}</td><td>${m.owner}</td><td>${m.machine_name}</td><td>${m.os_name}</td><td>${when(m.last_seen)}</td></tr>`)}</table>`}
+`, { refresh: t.finished_at === null ? 30 : null });
+  }
+
+  // The page for a GET of `parts` (the path's parts), or null when the
+  // path is not a page's.
+  async function render(parts) {
+    const ctx = { session: { account: null }, nonce: crypto.randomBytes(16).toString('base64') };
+    let body = null;
+    if (parts.length === 0 || (parts[0] === 'index' && parts.length <= 2)) body = await index(ctx, parts[1]);
+    else if (parts[0] === 'test' && parts.length === 2) body = await testPage(ctx, parts[1]);
+    return body === null ? null : { body: String(body), nonce: ctx.nonce };
+  }
+
+  return { render };
+}
+
+// The headers of every page: its one stylesheet by nonce, nothing else runs.
+function pageHeaders(nonce) {
+  return {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'Content-Security-Policy': `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'same-origin',
+  };
+}
+
+module.exports = { makePages, pageHeaders, NotFound, statLines };
