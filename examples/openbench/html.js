@@ -71,7 +71,15 @@ button, input[type=submit] { font: inherit; padding: 4px 12px; margin-top: 8px; 
 svg { background: #fff; border: 1px solid #d5dae1; }
 `;
 
-// The page around `body`.  ctx: the request's {nonce}; options: refresh
+// Logged in: new test, the account's name, log out; otherwise log in.
+function menu(ctx) {
+  const me = ctx.session?.account;
+  if (!me) return html`<span class="me"><a href="/login/">Log in</a></span>`;
+  return html`<span class="me"><a href="/test/new/">New test</a><span id="me">${me.name}</span>
+<form method="post" action="/logout/"><input type="hidden" name="csrf" value="${ctx.session.csrf}"><button type="submit">Log out</button></form></span>`;
+}
+
+// The page around `body`.  ctx: the request's {session, nonce}; options: refresh
 // (seconds: the browser reloads the page), message {kind, text}.  The menu
 // names only the pages the site serves (pages.js).
 function layout(ctx, title, body, { refresh = null, message = null } = {}) {
@@ -82,7 +90,7 @@ function layout(ctx, title, body, { refresh = null, message = null } = {}) {
 ${refresh ? html`<meta http-equiv="refresh" content="${refresh}">` : ''}
 <title>${title} - OpenBench on allot</title>
 <style nonce="${ctx.nonce}">${raw(STYLE)}</style></head>
-<body><nav><a href="/index/"><b>OpenBench on allot</b></a><a href="/index/">Tests</a></nav>
+<body><nav><a href="/index/"><b>OpenBench on allot</b></a><a href="/index/">Tests</a>${menu(ctx)}</nav>
 <main>${flash}<h1>${title}</h1>
 ${body}
 </main></body></html>

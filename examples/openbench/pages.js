@@ -13,7 +13,6 @@
 // Deleted tests are not listed and their pages say so.  Every input (the
 // path) is checked; a bad one is answered with a sentence and status 404.
 
-const crypto = require('node:crypto');
 const { html, raw, layout, paging, when } = require('./html');
 const { makeCatalog, status, kind } = require('./catalog');
 const chart = require('./chart');
@@ -59,6 +58,14 @@ function statLines(t) {
 function statusCell(t) {
   const s = status(t);
   return { word: s.word, cls: s.colour };
+}
+
+// The stop button, for the test's author or an approver while it runs.
+function stopButton(ctx, t) {
+  const me = ctx.session.account;
+  if (!me || t.finished_at !== null || !(me.approver || String(me.id) === String(t.author_id))) return '';
+  return html`<form method="post" action="/test/${t.id}/stop/"><input type="hidden" name="csrf" value="${ctx.session.csrf}">
+<button type="submit" id="stop">Stop this test</button></form>`;
 }
 
 function makePages(db) {
@@ -113,6 +120,7 @@ ${paging('/index/', page, pages)}`, { refresh: 60 });
 <p id="status">Status: <b>${s.word}</b>${t.finished_at ? html` at ${when(t.finished_at)} (${t.finished_by}${
   t.passed === true ? ', passed' : t.passed === false ? ', failed' : ''})` : ''}.
 Priority ${t.priority}, throughput ${Number(t.throughput)}, by ${t.author ?? 'the operator'}.</p>
+${stopButton(ctx, t)}
 ${chart.render(t, reports)}
 <h2>Engines</h2>
 <table><tr><th></th><th>Engine</th><th>Name</th><th>Commit</th><th>Bench</th><th>Options</th><th>Time control</th><th>Network</th></tr>
@@ -126,14 +134,13 @@ ${machines.map((m) => html`<tr><td>${m.host_id}</td><td>${m.owner}</td><td>${m.m
 `, { refresh: t.finished_at === null ? 30 : null });
   }
 
-  // The page for a GET of `parts` (the path's parts), or null when the
-  // path is not a page's.
-  async function render(parts) {
-    const ctx = { session: { account: null }, nonce: crypto.randomBytes(16).toString('base64') };
+  // The page for a GET of `parts` (the path's parts) in ctx (the
+  // request's {session, nonce}), or null when the path is not a page's.
+  async function render(parts, ctx) {
     let body = null;
     if (parts.length === 0 || (parts[0] === 'index' && parts.length <= 2)) body = await index(ctx, parts[1]);
     else if (parts[0] === 'test' && parts.length === 2) body = await testPage(ctx, parts[1]);
-    return body === null ? null : { body: String(body), nonce: ctx.nonce };
+    return body === null ? null : String(body);
   }
 
   return { render };

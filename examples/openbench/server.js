@@ -23,6 +23,9 @@ const { BadRequest, parseForm } = require('./forms');
 const { makeMachines, Refused } = require('./machines');
 const { makeNetworks } = require('./networks');
 const { makePages, pageHeaders, NotFound } = require('./pages');
+const { makeResolver } = require('./resolver');
+const { makeSessions } = require('./sessions');
+const { makeSite } = require('./site');
 const { html, layout } = require('./html');
 const { makeResults } = require('./results');
 const { makeVerifier } = require('./secrets');
@@ -55,6 +58,18 @@ const results = makeResults(db, { dataDir, limits, log });
 const clientGetWorkload = makeWorkloads(db, { log });
 const networks = makeNetworks(db, { dataDir, account: machines.account });
 const pages = makePages(db);
+const sessions = makeSessions(db, {
+  idleDays: envInt('SESSION_IDLE_DAYS', 14), secureCookies: envText('COOKIE_SECURE', 'off', /^(on|off)$/) === 'on',
+});
+const resolver = makeResolver({
+  kind: envText('RESOLVER', 'none', /^(none|git|github)$/),
+  prefixes: (process.env.RESOLVER_REPOS ?? '').split(',').map((p) => p.trim()).filter((p) => p !== ''),
+  dataDir,
+  githubApi: envText('GITHUB_API', 'https://api.github.com', URL_PATTERN),
+  githubToken: process.env.GITHUB_TOKEN || null,
+  sourceTemplate: envText('SOURCE_ZIP_URL', '{repo}/archive/{sha}.zip', /^[^\s]{1,2000}$/),
+});
+const site = makeSite(db, { machines, resolver });
 
 // The worker's calls: who may make them, and how.  `machine`: the call
 // carries machine_id and secret, checked before the handler runs.
@@ -80,23 +95,46 @@ class HttpError extends Error {
   }
 }
 
-// A page of the web site (pages.js), or its error as a sentence on a page:
-// 404 for a path that names nothing, 503 while the database is away, 500
-// (logged, never shown) for a fault of ours.
+// A page of the web site (pages.js) or one of its forms (site.js), or its
+// error as a sentence on a page: 404 for a path that names nothing, 405
+// for a POST to a page, 503 while the database is away, 500 (logged, never
+// shown) for a fault of ours.
 async function servePage(req, res, parts) {
+  const nonce = crypto.randomBytes(16).toString('base64');
   let status = 200;
-  let page;
+  let body;
   let note = '';
+  const out = { cookies: [] };
+  let ctx = { session: { account: null, csrf: '' }, sessions, nonce };
   try {
-    page = await pages.render(parts);
-    if (page === null) throw new NotFound('this site has no such page');
+    ctx.session = await sessions.load(req);
+    out.cookies.push(...ctx.session.cookies);
+    const readForm = async () => parseForm(await readBody(req, limits.maxFormBytes), req.headers['content-type']);
+    const answer = await site.handle(ctx, req.method === 'HEAD' ? 'GET' : req.method, parts, readForm, out);
+    if (answer?.redirect) {
+      res.writeHead(303, { Location: answer.redirect.location, 'Cache-Control': 'no-store', 'Set-Cookie': out.cookies, 'Content-Length': 0 });
+      res.end();
+      return `-> ${answer.redirect.location}`;
+    }
+    if (answer?.page) {
+      body = String(answer.page);
+      status = answer.status ?? 200;
+      if (status !== 200) note = `refused: ${status}`;
+    } else if (req.method === 'POST') {
+      throw new HttpError(405, 'this page takes no form');
+    } else {
+      body = await pages.render(parts, ctx);
+      if (body === null) throw new NotFound('this site has no such page');
+    }
   } catch (err) {
-    const nonce = crypto.randomBytes(16).toString('base64');
     let message = 'Something went wrong on the server; it is logged.';
     status = 500;
     if (err instanceof NotFound) {
       status = 404;
       message = `Not found: ${err.message}.`;
+    } else if (err instanceof HttpError || err instanceof BodyError) {
+      status = err.status;
+      message = `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}.`;
     } else if (err instanceof Unavailable) {
       status = 503;
       message = `${err.message}; try again shortly.`;
@@ -104,10 +142,10 @@ async function servePage(req, res, parts) {
       log(`internal error on ${req.method} ${req.url.slice(0, 200)}: ${err.stack ?? err}`);
     }
     note = `error: ${message}`;
-    page = { body: String(layout({ nonce }, 'Sorry', html`<p id="message">${message}</p>`)), nonce };
+    body = String(layout(ctx, 'Sorry', html`<p id="message">${message}</p>`));
   }
-  const bytes = Buffer.from(page.body);
-  res.writeHead(status, { ...pageHeaders(page.nonce), 'Content-Length': bytes.length });
+  const bytes = Buffer.from(body);
+  res.writeHead(status, { ...pageHeaders(nonce), 'Content-Length': bytes.length, 'Set-Cookie': out.cookies });
   res.end(req.method === 'HEAD' ? undefined : bytes);
   return note;
 }
@@ -144,8 +182,8 @@ async function handle(req, res) {
       allow(['POST']);
       const form = parseForm(await readBody(req, limits.maxFormBytes), req.headers['content-type']);
       note = await networks.download(res, decodeURIComponent(parts[2]), decodeURIComponent(parts[3]), form);
-    } else if (parts.length === 0 || ['index', 'test'].includes(parts[0])) {
-      allow(['GET', 'HEAD']);
+    } else if (parts.length === 0 || ['index', 'test', 'login', 'logout'].includes(parts[0])) {
+      allow(['GET', 'HEAD', 'POST']);
       note = await servePage(req, res, parts.map(decodeURIComponent));
     } else {
       throw new HttpError(404, `no such call: ${urlPath.slice(0, 100)}`);

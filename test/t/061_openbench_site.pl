@@ -85,7 +85,11 @@ my ($rc) = run({ PGUSER => 'farm_admin' }, $pg->installed_command('psql'), '-X',
 is($rc, 0, 'setup.sql, run by the operator');
 my $data = "$work/data";
 sub admin { return run({ PGUSER => 'farm_admin', DATA_DIR => $data }, $node, "$ob/admin.js", @_); }
-is((admin(qw(add-user alice)))[0], 0, 'add-user alice');
+my ($alice_rc, $alice_said) = admin(qw(add-user alice));
+is($alice_rc, 0, 'add-user alice');
+my ($alice_password) = $alice_said =~ /shown only now:\n(\S+)/;
+my (undef, $bob_said) = admin(qw(add-user bob));
+my ($bob_password) = $bob_said =~ /shown only now:\n(\S+)/;
 # Roles and enabling, as admin.js sets them for the site's logins.
 is((admin(qw(add-user carol --approver)))[0], 0, 'add-user carol --approver');
 is((admin(qw(set-role alice operator)))[0], 0, 'set-role alice operator');
@@ -96,7 +100,7 @@ like($role_said, qr/usage: set-role NAME developer\|approver\|operator/, 'and sa
 like($role_said, qr/no account "nobody"/, 'set-role of an unknown account names it');
 admin(qw(disable-user carol));
 is(sql(q{SELECT string_agg(name || ':' || approver || ':' || operator || ':' || enabled, ',' ORDER BY name) FROM openbench.account}),
-	'alice:false:true:true,carol:true:false:false', 'alice is an operator, carol a disabled approver');
+	'alice:false:true:true,bob:false:false:true,carol:true:false:false', 'alice is an operator, carol a disabled approver');
 is((admin(qw(enable-user carol)))[0], 0, 'enable-user carol');
 is(sql(q{SELECT enabled FROM openbench.account WHERE name = 'carol'}), 't', 'carol is enabled again');
 
@@ -131,11 +135,47 @@ UPDATE openbench.test SET games = 120, losses = 14, draws = 82, wins = 24, ll = 
 UPDATE openbench.test SET deleted = true WHERE id = $gone;
 });
 
+# The engine's repository, served by git daemon on loopback: master and a
+# branch whose messages name their benches, and one whose message names none.
+my $served = "$work/served";
+my $repo = "$served/weiss.git";
+my %git_env = (HOME => $work, GIT_CONFIG_NOSYSTEM => 1, GIT_AUTHOR_NAME => 'dev', GIT_AUTHOR_EMAIL => 'dev@example.org',
+	GIT_COMMITTER_NAME => 'dev', GIT_COMMITTER_EMAIL => 'dev@example.org');
+sub git
+{
+	my $out = '';
+	local @ENV{ keys %git_env } = values %git_env;
+	IPC::Run::run([ 'git', '-C', $repo, @_ ], '<', \undef, '>', \$out, '2>&1') or die "git @_: $out";
+	chomp $out;
+	return $out;
+}
+mkdir $served;
+mkdir $repo;
+git(qw(init --quiet -b master));
+PostgreSQL::Test::Utils::append_to_file("$repo/weiss.c", "int main(void) { return 0; }\n");
+git(qw(add .));
+git(qw(commit --quiet -m), "Start\n\nBench: 2000000");
+my $master_sha = git(qw(rev-parse HEAD));
+git(qw(checkout --quiet -b faster));
+PostgreSQL::Test::Utils::append_to_file("$repo/weiss.c", "/* faster */\n");
+git(qw(commit --quiet -am), "Search faster\n\nBench: 2100000");
+my $faster_sha = git(qw(rev-parse HEAD));
+git(qw(checkout --quiet -b nobench));
+PostgreSQL::Test::Utils::append_to_file("$repo/weiss.c", "/* none */\n");
+git(qw(commit --quiet -am), 'Forgot it');
+git(qw(checkout --quiet master));
+my $git_port = PostgreSQL::Test::Cluster::get_free_port();
+my $daemon = IPC::Run::start([ 'git', 'daemon', '--export-all', '--reuseaddr', '--listen=127.0.0.1', "--port=$git_port",
+	"--base-path=$served", $served ], '<', \undef, '>', "$work/git-daemon.log", '2>&1');
+is((admin(qw(add-engine Weiss --compilers gcc>=10 --repo), "git://127.0.0.1:$git_port/weiss.git"))[0], 0,
+	'add-engine Weiss --repo: its repository');
+
 my $port = PostgreSQL::Test::Cluster::get_free_port();
 my $server = IPC::Run::start([ $node, "$ob/server.js" ], '<', \undef, '>', "$work/server.log", '2>&1',
 	init => sub {
 		@ENV{ keys %pgenv } = values %pgenv;
-		@ENV{qw(PGUSER PORT HOST DATA_DIR)} = ('openbench_web', $port, '127.0.0.1', $data);
+		@ENV{qw(PGUSER PORT HOST DATA_DIR RESOLVER RESOLVER_REPOS SOURCE_ZIP_URL)} = ('openbench_web', $port, '127.0.0.1',
+			$data, 'git', "git://127.0.0.1:$git_port/", 'http://127.0.0.1/{name}/{sha}.zip');
 	});
 my $http = HTTP::Tiny->new(timeout => 30);
 my $base = "http://127.0.0.1:$port";
@@ -187,6 +227,124 @@ for my $case (
 $r = $http->post_form("$base/test/$id/", { x => 1 });
 is($r->{status}, 405, 'POST to a page: 405');
 
+# ---------------------------------------------------------------------------
+# Logins and forms: a browser's cookies kept by hand, the CSRF token read
+# from each form.
+my %jar;
+my $web = HTTP::Tiny->new(timeout => 60, max_redirect => 0);
+sub browse
+{
+	my ($method, $path, $form) = @_;
+	my $cookie = join('; ', map { "$_=$jar{$_}" } sort keys %jar);
+	my %opt = (headers => { ($cookie ? (Cookie => $cookie) : ()) });
+	if ($form)
+	{
+		$opt{content} = $web->www_form_urlencode($form);
+		$opt{headers}{'Content-Type'} = 'application/x-www-form-urlencoded';
+	}
+	my $res = $web->request($method, "$base$path", \%opt);
+	my $set = $res->{headers}{'set-cookie'} // [];
+	for my $c (ref $set ? @$set : ($set))
+	{
+		my ($name, $value) = $c =~ /^([^=]+)=([^;]*)/ or next;
+		if ($value eq '') { delete $jar{$name} } else { $jar{$name} = $value }
+	}
+	return $res;
+}
+sub token { my ($page) = @_; my ($t) = $page =~ /name="csrf" value="([^"]+)"/; return $t // ''; }
+sub tests { return sql('SELECT count(*) FROM openbench.test'); }
+
+$r = browse('GET', '/login/');
+is($r->{status}, 200, 'the login page');
+my $csrf = token($r->{content});
+ok($csrf ne '', 'it carries a CSRF token');
+$r = browse('POST', '/login/', { username => 'alice', password => $alice_password });
+is($r->{status}, 403, 'a login without the CSRF token is refused');
+like($r->{content}, qr/no valid security token \(CSRF\)/, 'saying why');
+$r = browse('POST', '/login/', { username => 'alice', password => 'wrong password', csrf => $csrf });
+is($r->{status}, 403, 'a wrong password is refused');
+like($r->{content}, qr/That name and password do not match an enabled account/, 'in a sentence');
+$r = browse('POST', '/login/', { username => 'alice', password => $alice_password, csrf => $csrf });
+is($r->{status}, 303, 'alice logs in');
+ok(defined $jar{ob_session}, 'with a session cookie');
+like(join(' ', @{ ref $r->{headers}{'set-cookie'} ? $r->{headers}{'set-cookie'} : [ $r->{headers}{'set-cookie'} ] }),
+	qr/ob_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax/, 'HttpOnly and SameSite');
+
+$r = browse('GET', '/test/new/');
+is($r->{status}, 200, 'the new test form');
+$csrf = token($r->{content});
+my %new = (csrf => $csrf, engine => 'Weiss', dev_branch => 'faster', base_branch => 'master', book => 'eight.epd',
+	tc => '8+0.08', options => 'Threads=1 Hash=16', mode => 'SPRT', bounds => '[0, 5]', games => '', info => 'from the site');
+my $before = tests();
+for my $case (
+	[ 'no CSRF token', { csrf => undef }, 403, qr/no valid security token/ ],
+	[ 'an unknown branch', { dev_branch => 'no-such-branch' }, 400, qr/No-such-branch was not found in git:/ ],
+	[ 'a bad sha', { dev_sha => 'xyz' }, 400, qr/Dev sha &quot;xyz&quot; is not 40 hexadecimal digits/ ],
+	[ 'a hostile branch', { dev_branch => '--upload-pack=touch /tmp/x' }, 400, qr/is not a branch, tag or sha/ ],
+	[ 'out-of-range bounds', { bounds => '[0, 900]' }, 400, qr/SPRT bounds: each bound must be within \[-500, 500\], not 900/ ],
+	[ 'bounds the wrong way round', { bounds => '[5, 0]' }, 400, qr/the first bound must be below the second/ ],
+	[ 'a commit naming no bench', { dev_branch => 'nobench' }, 400, qr/names no bench \(&quot;Bench: N&quot;\): type it/ ],
+	[ 'a bad time control', { tc => '10 minutes' }, 400, qr/Time control must be N=nodes/ ],
+	[ 'an unknown engine', { engine => 'Nope' }, 400, qr/There is no engine &quot;Nope&quot;/ ])
+{
+	my ($what, $change, $status, $re) = @$case;
+	my %form = (%new, %$change);
+	delete $form{$_} for grep { !defined $form{$_} } keys %form;
+	$r = browse('POST', '/test/new/', \%form);
+	is($r->{status}, $status, "a new test with $what: $status");
+	like($r->{content}, $re, "a new test with $what says why");
+}
+is(tests(), $before, 'none of them made a test');
+
+$r = browse('POST', '/test/new/', \%new);
+is($r->{status}, 303, 'a new test from branch names');
+my ($made) = ($r->{headers}{location} // '') =~ m{^/test/([0-9]+)/$};
+ok($made, 'it goes to the test page');
+is(sql("SELECT dev_sha || ' ' || dev_bench || ' ' || base_sha || ' ' || base_bench || ' ' || dev_source || ' ' || approved
+          FROM openbench.test WHERE id = $made"),
+	"$faster_sha 2100000 $master_sha 2000000 http://127.0.0.1/weiss/$faster_sha.zip true",
+	'its shas and benches resolved from the branches, its source zip from the template');
+is(sql("SELECT state FROM allot.workload WHERE id = $made"), 'active', 'made by an operator, it runs at once');
+$r = browse('GET', "/test/$made/");
+like($r->{content}, qr/id="stop"/, 'its page offers alice the stop button');
+
+# bob, a developer: his test waits for approval; he cannot stop alice's.
+my %bob_jar;
+%bob_jar = %jar;
+%jar = ();
+$csrf = token(browse('GET', '/login/')->{content});
+is(browse('POST', '/login/', { username => 'bob', password => $bob_password, csrf => $csrf })->{status}, 303, 'bob logs in');
+$csrf = token(browse('GET', '/test/new/')->{content});
+$r = browse('POST', '/test/new/', { %new, csrf => $csrf, dev_branch => $faster_sha, base_sha => $master_sha, base_bench => '2000000',
+	base_source => 'http://127.0.0.1/base.zip', base_branch => '' });
+is($r->{status}, 303, 'bob makes a test from a sha, and a base typed in full');
+my ($bobs) = ($r->{headers}{location} // '') =~ m{^/test/([0-9]+)/$};
+is(sql("SELECT approved || ' ' || w.state || ' ' || base_source FROM openbench.test t JOIN allot.workload w USING (id) WHERE t.id = $bobs"),
+	'false paused http://127.0.0.1/base.zip', 'it waits for approval, its workload paused, the source as typed');
+$r = browse('GET', "/test/$made/");
+unlike($r->{content}, qr/id="stop"/, 'alice\'s test offers bob no stop button');
+$r = browse('POST', "/test/$made/stop/", { csrf => token($r->{content}) });
+is($r->{status}, 403, 'bob cannot stop alice\'s test');
+like($r->{content}, qr/Test $made is not yours: its author or an approver may stop it/, 'and is told why');
+is(sql("SELECT finished_at IS NULL FROM openbench.test WHERE id = $made"), 't', 'it still runs');
+
+%jar = %bob_jar;
+$r = browse('POST', "/test/$made/stop/", {});
+is($r->{status}, 403, 'a stop without the CSRF token is refused');
+$r = browse('POST', "/test/$made/stop/", { csrf => token(browse('GET', "/test/$made/")->{content}) });
+is($r->{status}, 303, 'alice stops her test');
+is(sql("SELECT t.finished_by || ' ' || w.state FROM openbench.test t JOIN allot.workload w USING (id) WHERE t.id = $made"),
+	'user finished', 'it is finished, in allot too');
+is(sql("SELECT string_agg(a.name || ': ' || x.summary, ', ' ORDER BY x.id) FROM openbench.action x JOIN openbench.account a ON a.id = x.account_id"),
+	'alice: created the test, bob: created the test, to be approved, alice: stopped the test', 'each action is recorded');
+$r = browse('POST', '/logout/', { csrf => token(browse('GET', '/index/')->{content}) });
+is($r->{status}, 303, 'alice logs out');
+ok(!defined $jar{ob_session}, 'her session cookie is cleared');
+is(sql("SELECT count(*) FROM openbench.session s JOIN openbench.account a ON a.id = s.account_id WHERE a.name = 'alice'"),
+	'0', 'and her session is gone from the database');
+
+$daemon->signal('TERM');
+$daemon->finish;
 $server->signal('TERM');
 $server->finish;
 my $log = PostgreSQL::Test::Utils::slurp_file("$work/server.log");
