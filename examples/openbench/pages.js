@@ -60,12 +60,20 @@ function statusCell(t) {
   return { word: s.word, cls: s.colour };
 }
 
-// The stop button, for the test's author or an approver while it runs.
-function stopButton(ctx, t) {
+// The buttons of what the account may do to the test now (site.js's
+// actions): stop or restart, approve, modify, delete, for its author or an
+// approver (approve: an approver only).
+function actionForms(ctx, t) {
   const me = ctx.session.account;
-  if (!me || t.finished_at !== null || !(me.approver || String(me.id) === String(t.author_id))) return '';
-  return html`<form method="post" action="/test/${t.id}/stop/"><input type="hidden" name="csrf" value="${ctx.session.csrf}">
-<button type="submit" id="stop">Stop this test</button></form>`;
+  if (!me || !(me.approver || String(me.id) === String(t.author_id))) return '';
+  const csrf = html`<input type="hidden" name="csrf" value="${ctx.session.csrf}">`;
+  const button = (action, text) => html`<form class="inline" method="post" action="/test/${t.id}/${action}/">${csrf}
+<button type="submit" id="${action}">${text}</button></form>`;
+  return html`<div id="actions">${t.finished_at === null ? button('stop', 'Stop this test') : button('restart', 'Restart')}
+${!t.approved && me.approver ? button('approve', 'Approve') : ''}${button('delete', 'Delete')}
+<form class="inline" method="post" action="/test/${t.id}/modify/">${csrf}
+Priority <input type="number" name="priority" value="${t.priority}"> Throughput <input type="number" name="throughput" value="${Number(t.throughput)}">
+<button type="submit" id="modify">Modify</button></form></div>`;
 }
 
 function makePages(db) {
@@ -101,7 +109,13 @@ ${paging('/index/', page, pages)}`, { refresh: 60 });
     const id = number(idText, 'a test number');
     const t = await catalog.one(id);
     if (!t || t.type === 'SPSA') throw new NotFound(`there is no test ${id}`);
-    if (t.deleted) throw new NotFound(`test ${id} was deleted`);
+    if (t.deleted) {
+      const me = ctx.session.account;
+      if (!me || !(me.approver || String(me.id) === String(t.author_id))) throw new NotFound(`test ${id} was deleted`);
+      return layout(ctx, `Test ${id}: ${t.name}`, html`<p id="message">This test was deleted.</p>
+<form method="post" action="/test/${id}/restore/"><input type="hidden" name="csrf" value="${ctx.session.csrf}">
+<button type="submit" id="restore">Restore it</button></form>`);
+    }
     const s = statusCell(t);
     const { rows: machines } = await db.query(
       `SELECT m.host_id, a.name AS owner, m.info ->> 'machine_name' AS machine_name, m.info ->> 'os_name' AS os_name,
@@ -120,7 +134,7 @@ ${paging('/index/', page, pages)}`, { refresh: 60 });
 <p id="status">Status: <b>${s.word}</b>${t.finished_at ? html` at ${when(t.finished_at)} (${t.finished_by}${
   t.passed === true ? ', passed' : t.passed === false ? ', failed' : ''})` : ''}.
 Priority ${t.priority}, throughput ${Number(t.throughput)}, by ${t.author ?? 'the operator'}.</p>
-${stopButton(ctx, t)}
+${actionForms(ctx, t)}
 ${chart.render(t, reports)}
 <h2>Engines</h2>
 <table><tr><th></th><th>Engine</th><th>Name</th><th>Commit</th><th>Bench</th><th>Options</th><th>Time control</th><th>Network</th></tr>

@@ -11,7 +11,9 @@
 //                               benches and source zips; without a
 //                               resolver, or to override it, the sha,
 //                               bench and source typed
-//   POST     /test/ID/stop/     its author or an approver
+//   POST     /test/ID/stop/, restart/, delete/, restore/, modify/
+//                               (priority, throughput): its author or an
+//                               approver; approve/: an approver
 //
 // A test made by an approver (or an operator) starts at once; a
 // developer's waits, its allot workload paused, until one approves it.
@@ -173,20 +175,65 @@ function makeSite(db, { machines, resolver }) {
     return new Redirect(`/test/${row.id}/`);
   }
 
-  async function stopTest(ctx, idText) {
+  // What people may do to a test, and what each does to its row; allot's
+  // workload then follows the row (openbench.sync_workload).  who:
+  // 'owner' (its author or an approver) or 'approver'.  when(t): whether
+  // the action applies now, else the sentence why not.
+  const ACTIONS = {
+    stop: {
+      who: 'owner', when: (t) => (t.finished_at === null ? null : 'it has already stopped'),
+      sql: `UPDATE openbench.test SET finished_at = now(), finished_by = 'user' WHERE id = $1 AND finished_at IS NULL`,
+      summary: 'stopped the test',
+    },
+    restart: {
+      who: 'owner', when: (t) => (t.finished_at !== null ? null : 'it is running'),
+      sql: 'UPDATE openbench.test SET finished_at = NULL, finished_by = NULL, passed = NULL WHERE id = $1',
+      summary: 'restarted the test',
+    },
+    approve: {
+      who: 'approver', when: (t) => (t.approved ? 'it is already approved' : null),
+      sql: 'UPDATE openbench.test SET approved = true WHERE id = $1', summary: 'approved the test',
+    },
+    delete: {
+      who: 'owner', when: () => null,
+      sql: 'UPDATE openbench.test SET deleted = true WHERE id = $1', summary: 'deleted the test',
+    },
+    restore: {
+      who: 'owner', when: (t) => (t.deleted ? null : 'it is not deleted'),
+      sql: 'UPDATE openbench.test SET deleted = false WHERE id = $1', summary: 'restored the test',
+    },
+    modify: { who: 'owner', when: () => null, sql: null, summary: 'modified the test' },
+  };
+
+  async function act(ctx, idText, action, form) {
     const me = ctx.session.account;
-    if (!me) throw new FormError(403, 'Log in to stop a test.');
-    const { rows } = await db.query('SELECT author_id, finished_at FROM openbench.test WHERE id = $1 AND NOT deleted', [idText]);
-    if (rows.length === 0) throw new FormError(404, `there is no test ${idText}`);
-    if (String(rows[0].author_id) !== String(me.id) && !me.approver) {
-      throw new FormError(403, `test ${idText} is not yours: its author or an approver may stop it`);
+    const a = ACTIONS[action];
+    if (!me) throw new FormError(403, `Log in to ${action} a test.`);
+    const { rows } = await db.query(
+      'SELECT author_id, finished_at, approved, deleted FROM openbench.test WHERE id = $1 AND type <> $2', [idText, 'SPSA']);
+    if (rows.length === 0 || (rows[0].deleted && action !== 'restore')) throw new FormError(404, `there is no test ${idText}`);
+    const t = rows[0];
+    const mine = String(t.author_id) === String(me.id);
+    if (a.who === 'approver' ? !me.approver : !(mine || me.approver)) {
+      throw new FormError(403, a.who === 'approver' ? `only an approver may ${action} test ${idText}`
+        : `test ${idText} is not yours: its author or an approver may ${action} it`);
     }
-    if (rows[0].finished_at === null) {
-      await db.query(`UPDATE openbench.test SET finished_at = now(), finished_by = 'user' WHERE id = $1 AND finished_at IS NULL`, [idText]);
-      await db.query('SELECT openbench.sync_workload($1, NULL, NULL)', [idText]);
-      await db.query('INSERT INTO openbench.action (account_id, test_id, summary) VALUES ($1, $2, $3)', [me.id, idText, 'stopped the test']);
+    const why = a.when(t);
+    const done = { stop: 'stopped', restart: 'restarted' }[action] ?? `${action}d`;
+    if (why) throw new FormError(409, `test ${idText} cannot be ${done}: ${why}`);
+    let priority = null;
+    let throughput = null;
+    if (action === 'modify') {
+      priority = form.int('priority', { min: -1000, max: 1000 });
+      throughput = form.int('throughput', { min: 1, max: 1000000000 });
+      // a developer may lower a test's share, not raise it above others'
+      if (!me.approver && priority > 0) throw new FormError(403, `only an approver may set a priority above 0, not ${priority}`);
     }
-    return new Redirect(`/test/${idText}/`);
+    if (a.sql) await db.query(a.sql, [idText]);
+    await db.query('SELECT openbench.sync_workload($1, $2, $3)', [idText, priority, throughput]);
+    await db.query('INSERT INTO openbench.action (account_id, test_id, summary) VALUES ($1, $2, $3)',
+      [me.id, idText, action === 'modify' ? `set priority ${priority}, throughput ${throughput}` : a.summary]);
+    return new Redirect(action === 'delete' ? '/index/' : `/test/${idText}/`);
   }
 
   // The answer to a site request, or null when the path is not one of
@@ -218,11 +265,11 @@ function makeSite(db, { machines, resolver }) {
         ctx.sessions.check(ctx.session, form);
         return { redirect: await createTest(ctx, form) };
       }
-      if (parts.length === 3 && parts[0] === 'test' && parts[2] === 'stop' && method === 'POST') {
+      if (parts.length === 3 && parts[0] === 'test' && Object.hasOwn(ACTIONS, parts[2]) && method === 'POST') {
         if (!/^[1-9][0-9]{0,17}$/.test(parts[1])) throw new FormError(404, `there is no test ${JSON.stringify(parts[1].slice(0, 40))}`);
         form = await readForm();
         ctx.sessions.check(ctx.session, form);
-        return { redirect: await stopTest(ctx, parts[1]) };
+        return { redirect: await act(ctx, parts[1], parts[2], form) };
       }
       return null;
     } catch (err) {

@@ -309,8 +309,7 @@ $r = browse('GET', "/test/$made/");
 like($r->{content}, qr/id="stop"/, 'its page offers alice the stop button');
 
 # bob, a developer: his test waits for approval; he cannot stop alice's.
-my %bob_jar;
-%bob_jar = %jar;
+my %alice_jar = %jar;
 %jar = ();
 $csrf = token(browse('GET', '/login/')->{content});
 is(browse('POST', '/login/', { username => 'bob', password => $bob_password, csrf => $csrf })->{status}, 303, 'bob logs in');
@@ -328,7 +327,7 @@ is($r->{status}, 403, 'bob cannot stop alice\'s test');
 like($r->{content}, qr/Test $made is not yours: its author or an approver may stop it/, 'and is told why');
 is(sql("SELECT finished_at IS NULL FROM openbench.test WHERE id = $made"), 't', 'it still runs');
 
-%jar = %bob_jar;
+%jar = %alice_jar;
 $r = browse('POST', "/test/$made/stop/", {});
 is($r->{status}, 403, 'a stop without the CSRF token is refused');
 $r = browse('POST', "/test/$made/stop/", { csrf => token(browse('GET', "/test/$made/")->{content}) });
@@ -337,6 +336,59 @@ is(sql("SELECT t.finished_by || ' ' || w.state FROM openbench.test t JOIN allot.
 	'user finished', 'it is finished, in allot too');
 is(sql("SELECT string_agg(a.name || ': ' || x.summary, ', ' ORDER BY x.id) FROM openbench.action x JOIN openbench.account a ON a.id = x.account_id"),
 	'alice: created the test, bob: created the test, to be approved, alice: stopped the test', 'each action is recorded');
+# The other actions, each checked in the test's row, allot's workload and
+# the actions recorded.
+sub workload { return sql("SELECT t.finished_at IS NULL, t.approved, t.deleted, w.state, w.priority, w.throughput
+                             FROM openbench.test t JOIN allot.workload w USING (id) WHERE t.id = $_[0]"); }
+sub act
+{
+	my ($id, $action, %fields) = @_;
+	return browse('POST', "/test/$id/$action/", { csrf => token(browse('GET', '/index/')->{content}), %fields });
+}
+is(act($made, 'restart')->{status}, 303, 'alice restarts her test');
+is(workload($made), 't|t|f|active|0|1000', 'it runs again, in allot too');
+$r = act($made, 'restart');
+is($r->{status}, 409, 'restarting a running test is refused');
+like($r->{content}, qr/Test $made cannot be restarted: it is running/, 'saying it is running');
+$r = act($bobs, 'approve');
+is($r->{status}, 303, 'alice, an operator, approves bob\'s test');
+is(workload($bobs), 't|t|f|active|0|1000', 'it runs');
+is(act($bobs, 'approve')->{status}, 409, 'approving it again is refused');
+$r = act($made, 'modify', priority => 7, throughput => 2500);
+is($r->{status}, 303, 'alice modifies her test');
+is(workload($made), 't|t|f|active|7|2500', 'its priority and throughput in allot');
+
+%alice_jar = %jar;
+%jar = ();
+$csrf = token(browse('GET', '/login/')->{content});
+browse('POST', '/login/', { username => 'bob', password => $bob_password, csrf => $csrf });
+for my $case (
+	[ 'approve', $made, {}, 403, qr/Only an approver may approve test $made/ ],
+	[ 'modify', $made, { priority => 0, throughput => 1 }, 403, qr/Test $made is not yours: its author or an approver may modify it/ ],
+	[ 'delete', $made, {}, 403, qr/is not yours/ ],
+	[ 'modify', $bobs, { priority => 5, throughput => 100 }, 403, qr/Only an approver may set a priority above 0, not 5/ ],
+	[ 'modify', $bobs, { priority => -3, throughput => 'abc' }, 400, qr/Throughput must be a whole number, not &quot;abc&quot;/ ],
+	[ 'modify', $bobs, { priority => -3, throughput => 0 }, 400, qr/Throughput must be between 1 and 1000000000, not 0/ ],
+	[ 'modify', $bobs, { priority => -3 }, 400, qr/Throughput is missing/ ],
+	[ 'restore', $bobs, {}, 409, qr/it is not deleted/ ],
+	[ 'stop', 999, {}, 404, qr/There is no test 999/ ])
+{
+	my ($action, $id, $fields, $status, $re) = @$case;
+	$r = act($id, $action, %$fields);
+	is($r->{status}, $status, "bob: $action test $id: $status");
+	like($r->{content}, $re, "bob: $action test $id says why");
+}
+is(workload($made), 't|t|f|active|7|2500', 'alice\'s test is as it was');
+is(act($bobs, 'modify', priority => -3, throughput => 500)->{status}, 303, 'bob lowers his test\'s priority and throughput');
+is(workload($bobs), 't|t|f|active|-3|500', 'in allot');
+is(act($bobs, 'delete')->{status}, 303, 'bob deletes his test');
+is(workload($bobs), 't|t|t|finished|-3|500', 'it is finished in allot');
+unlike(browse('GET', '/index/')->{content}, qr{/test/$bobs/}, 'and not listed');
+like(browse('GET', "/test/$bobs/")->{content}, qr/id="restore"/, 'its page offers bob to restore it');
+is(act($bobs, 'restore')->{status}, 303, 'bob restores it');
+is(workload($bobs), 't|t|f|active|-3|500', 'it runs again');
+
+%jar = %alice_jar;
 $r = browse('POST', '/logout/', { csrf => token(browse('GET', '/index/')->{content}) });
 is($r->{status}, 303, 'alice logs out');
 ok(!defined $jar{ob_session}, 'her session cookie is cleared');
