@@ -17,6 +17,7 @@ const { html, raw, layout, paging, when } = require('./html');
 const { makeCatalog, status, kind } = require('./catalog');
 const chart = require('./chart');
 const stats = require('./stats');
+const { makeLists } = require('./lists');
 
 // A page the path does not name, or names badly: 404 with its sentence.
 class NotFound extends Error {}
@@ -78,6 +79,7 @@ Priority <input type="number" name="priority" value="${t.priority}"> Throughput 
 
 function makePages(db) {
   const catalog = makeCatalog(db);
+  const lists = makeLists(db, NotFound);
 
   // The tests table of a list page.
   function testsTable(rows) {
@@ -154,6 +156,7 @@ ${machines.map((m) => html`<tr><td>${m.host_id}</td><td>${m.owner}</td><td>${m.m
     let body = null;
     if (parts.length === 0 || (parts[0] === 'index' && parts.length <= 2)) body = await index(ctx, parts[1]);
     else if (parts[0] === 'test' && parts.length === 2) body = await testPage(ctx, parts[1]);
+    else body = await lists.render(parts, ctx);
     return body === null ? null : String(body);
   }
 

@@ -4,6 +4,8 @@
 // (sessions.js) and every field is checked; a refusal is the form again
 // with a sentence that names the value, and nothing changed.
 //
+//   GET/POST /register/         a new account, disabled until an operator
+//                               enables it (admin.js enable-user)
 //   GET/POST /login/            an account's name and password (as workers use)
 //   POST     /logout/
 //   GET/POST /test/new/         engine, dev and base branches (or tags or
@@ -21,6 +23,7 @@
 const { html, layout } = require('./html');
 const { BadRequest } = require('./forms');
 const { Refused } = require('./machines');
+const { newHashRow } = require('./secrets');
 const { ResolveError, SHA } = require('./resolver');
 const { CsrfError } = require('./sessions');
 const spec = require('./test_spec');
@@ -41,6 +44,7 @@ class FormError extends Error {
 }
 
 const BRANCH = /^[A-Za-z0-9._\/-]{1,200}$/;
+const USERNAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 function makeSite(db, { machines, resolver }) {
   const csrf = (ctx) => html`<input type="hidden" name="csrf" value="${ctx.session.csrf}">`;
@@ -51,6 +55,30 @@ function makeSite(db, { machines, resolver }) {
 <label for="username">Name</label><input type="text" id="username" name="username" value="${value(form, 'username')}">
 <label for="password">Password</label><input type="password" id="password" name="password">
 <button type="submit">Log in</button></form>`, { message });
+  }
+
+  function registerPage(ctx, form = null, message = null) {
+    return layout(ctx, 'Register', html`<form method="post" action="/register/">${csrf(ctx)}
+<label for="username">Name (letters, digits and "_.-")</label><input type="text" id="username" name="username" value="${value(form, 'username')}">
+<label for="password">Password (8 to 1024 characters)</label><input type="password" id="password" name="password">
+<label for="password2">The password again</label><input type="password" id="password2" name="password2">
+<button type="submit">Register</button></form>`, { message });
+  }
+
+  async function register(ctx, form) {
+    const name = form.text('username', { max: 64 }).trim();
+    if (!USERNAME.test(name)) throw new FormError(400, `a name has letters, digits and "_.-" (up to 64, starting with a letter or digit), not ${JSON.stringify(name.slice(0, 40))}`);
+    const password = form.text('password', { max: 1024, optional: true }) ?? '';
+    if (password.length < 8) throw new FormError(400, 'a password has 8 to 1024 characters');
+    if (password !== (form.text('password2', { max: 1024, optional: true }) ?? '')) throw new FormError(400, 'the two passwords differ');
+    const h = await newHashRow(password);
+    const { rowCount } = await db.query(
+      `INSERT INTO openbench.account (name, salt, hash, scrypt_n, scrypt_r, scrypt_p, enabled)
+       VALUES ($1, $2, $3, $4, $5, $6, false) ON CONFLICT (name) DO NOTHING`,
+      [name, h.salt, h.hash, h.scrypt_n, h.scrypt_r, h.scrypt_p]);
+    if (rowCount === 0) throw new FormError(409, `the name ${name} is taken`);
+    return layout(ctx, 'Registered', html`<p id="message">Account ${name} is registered. An operator enables it
+(<code>admin.js enable-user ${name}</code>); then log in, and run workers with it.</p>`);
   }
 
   async function login(ctx, form, res) {
@@ -250,6 +278,13 @@ function makeSite(db, { machines, resolver }) {
         form = await readForm();
         ctx.sessions.check(ctx.session, form);
         return { redirect: await login(ctx, form, res) };
+      }
+      if (path === 'register') {
+        retry = (f, m) => registerPage(ctx, f, m);
+        if (method === 'GET') return { page: registerPage(ctx) };
+        form = await readForm();
+        ctx.sessions.check(ctx.session, form);
+        return { page: await register(ctx, form) };
       }
       if (path === 'logout' && method === 'POST') {
         form = await readForm();

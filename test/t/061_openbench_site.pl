@@ -388,6 +388,58 @@ like(browse('GET', "/test/$bobs/")->{content}, qr/id="restore"/, 'its page offer
 is(act($bobs, 'restore')->{status}, 303, 'bob restores it');
 is(workload($bobs), 't|t|f|active|-3|500', 'it runs again');
 
+# A stranger registers; the lists of users, machines, events and errors.
+%jar = ();
+$csrf = token(browse('GET', '/register/')->{content});
+my $users_before = sql('SELECT count(*) FROM openbench.account');
+for my $case (
+	[ 'passwords that differ', { username => 'dave', password => 'a long password', password2 => 'another one' }, 400, qr/The two passwords differ/ ],
+	[ 'a short password', { username => 'dave', password => 'short', password2 => 'short' }, 400, qr/A password has 8 to 1024 characters/ ],
+	[ 'markup for a name', { username => '<b>x</b>', password => 'a long password', password2 => 'a long password' }, 400, qr/not &quot;&lt;b&gt;x&lt;\/b&gt;&quot;/ ],
+	[ 'a name taken', { username => 'alice', password => 'a long password', password2 => 'a long password' }, 409, qr/The name alice is taken/ ],
+	[ 'no CSRF token', { username => 'dave', password => 'a long password', password2 => 'a long password', csrf => undef }, 403, qr/no valid security token/ ])
+{
+	my ($what, $fields, $status, $re) = @$case;
+	my %form = (csrf => $csrf, %$fields);
+	delete $form{$_} for grep { !defined $form{$_} } keys %form;
+	$r = browse('POST', '/register/', \%form);
+	is($r->{status}, $status, "registering with $what: $status");
+	like($r->{content}, $re, "registering with $what says why");
+}
+is(sql('SELECT count(*) FROM openbench.account'), $users_before, 'none of them made an account');
+$r = browse('POST', '/register/', { csrf => $csrf, username => 'dave', password => 'a long password', password2 => 'a long password' });
+is($r->{status}, 200, 'dave registers');
+like($r->{content}, qr/An operator enables it/, 'and is told an operator enables his account');
+is(sql(q{SELECT enabled FROM openbench.account WHERE name = 'dave'}), 'f', 'it is disabled');
+$r = browse('POST', '/login/', { username => 'dave', password => 'a long password', csrf => token(browse('GET', '/login/')->{content}) });
+is($r->{status}, 403, 'dave cannot log in before an operator enables him');
+
+$r = browse('GET', '/users/');
+like($r->{content}, qr{<td>alice</td><td>operator</td><td>yes</td><td class="num">1</td>}, 'users: alice, an operator, with one test');
+like($r->{content}, qr{<td>dave</td><td>developer</td><td>waiting for an operator</td>}, 'users: dave waits');
+my $alice_hash = sql(q{SELECT encode(hash, 'hex') FROM openbench.account WHERE name = 'alice'});
+unlike($r->{content}, qr/\Q$alice_hash\E/, 'no password hash is shown');
+$r = browse('GET', '/machines/');
+like($r->{content}, qr{<a href="/machine/7/">7</a></td><td>alice</td>\s*<td>&lt;script&gt;alert\(1\)&lt;/script&gt;</td>},
+	'machines: machine 7, alice\'s, its name shown as text');
+like($r->{content}, qr{<a href="/test/$id/">$id</a>}, 'with the test of its latest workload');
+$r = browse('GET', '/machine/7/');
+like($r->{content}, qr{<table id="workloads">.*<a href="/test/$id/">$id</a>.*<td class="num">120</td>}s, 'machine 7: its workload of 120 games');
+$r = browse('GET', '/events/');
+like($r->{content}, qr{<td>bob</td><td><a href="/test/$bobs/">$bobs</a></td><td>restored the test</td>}, 'events: bob restored his test');
+sql(qq{INSERT INTO openbench.event (host_id, test_id, kind, message, logs)
+       VALUES (7, $id, 'error', '<b>build failed</b>', 'make: *** <i>Error</i> 2')});
+$r = browse('GET', '/errors/');
+like($r->{content}, qr{<td>error</td><td>&lt;b&gt;build failed&lt;/b&gt;<pre>make: \*\*\* &lt;i&gt;Error&lt;/i&gt; 2</pre>}, 'errors: the report and its log, as text');
+for my $case ([ '/machine/abc/', qr/a machine number must be a whole number from 1/ ], [ '/machine/999/', qr/there is no machine 999/ ],
+	[ '/events/9/', qr/there is no page 9: the events fill 1/ ], [ '/errors/x/', qr/a page number must be a whole number/ ],
+	[ '/users/2/', qr/this site has no such page/ ])
+{
+	$r = browse('GET', $case->[0]);
+	is($r->{status}, 404, "GET $case->[0]: 404");
+	like($r->{content}, $case->[1], "GET $case->[0] says why");
+}
+
 %jar = %alice_jar;
 $r = browse('POST', '/logout/', { csrf => token(browse('GET', '/index/')->{content}) });
 is($r->{status}, 303, 'alice logs out');
