@@ -135,7 +135,8 @@ ${paging('/index/', page, pages)}`, { refresh: 60 });
 <div class="stat ${s.cls}" id="stats"><pre>${statLines(t).join('\n')}</pre></div>
 <p id="status">Status: <b>${s.word}</b>${t.finished_at ? html` at ${when(t.finished_at)} (${t.finished_by}${
   t.passed === true ? ', passed' : t.passed === false ? ', failed' : ''})` : ''}.
-Priority ${t.priority}, throughput ${Number(t.throughput)}, by ${t.author ?? 'the operator'}.</p>
+Priority ${t.priority}, throughput ${Number(t.throughput)}, by ${t.author ?? 'the operator'}.
+${t.finished_at ? html`<a href="/api/pgns/${t.id}/" id="pgns">Download its PGNs</a>` : ''}</p>
 ${actionForms(ctx, t)}
 ${chart.render(t, reports)}
 <h2>Engines</h2>

@@ -22,6 +22,7 @@ const { makeDb, Unavailable } = require('./db');
 const { BadRequest, parseForm } = require('./forms');
 const { makeMachines, Refused } = require('./machines');
 const { makeNetworks } = require('./networks');
+const { makeApi, ApiError } = require('./api');
 const { makePages, pageHeaders, NotFound } = require('./pages');
 const { makeResolver } = require('./resolver');
 const { makeSessions } = require('./sessions');
@@ -58,6 +59,7 @@ const results = makeResults(db, { dataDir, limits, log });
 const clientGetWorkload = makeWorkloads(db, { log });
 const networks = makeNetworks(db, { dataDir, account: machines.account });
 const pages = makePages(db);
+const api = makeApi(db, { dataDir });
 const sessions = makeSessions(db, {
   idleDays: envInt('SESSION_IDLE_DAYS', 14), secureCookies: envText('COOKIE_SECURE', 'off', /^(on|off)$/) === 'on',
 });
@@ -182,6 +184,16 @@ async function handle(req, res) {
       allow(['POST']);
       const form = parseForm(await readBody(req, limits.maxFormBytes), req.headers['content-type']);
       note = await networks.download(res, decodeURIComponent(parts[2]), decodeURIComponent(parts[3]), form);
+    } else if (parts[0] === 'api' && ((parts[1] === 'config' && parts.length <= 3) || (parts[1] === 'pgns' && parts.length === 3))) {
+      allow(['GET', 'POST']);
+      try {
+        if (parts[1] === 'config') send(res, 200, await api.config(parts[2] === undefined ? undefined : decodeURIComponent(parts[2])));
+        else note = await api.pgns(res, parts[2]);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        note = `error: ${err.message}`;
+        send(res, 200, { error: err.message });   // OpenBench's way
+      }
     } else if (parts.length === 0 || ['index', 'test', 'login', 'logout', 'register', 'users', 'machines', 'machine', 'events', 'errors'].includes(parts[0])) {
       allow(['GET', 'HEAD', 'POST']);
       note = await servePage(req, res, parts.map(decodeURIComponent));

@@ -13,7 +13,10 @@
 use strict;
 use warnings FATAL => 'all';
 use File::Basename qw(dirname basename);
+use Archive::Tar;
 use Cwd qw(abs_path);
+use File::Path qw(make_path);
+use JSON::PP;
 use FindBin;
 use lib $FindBin::RealBin;
 use FrontEnds qw(install_front_ends);
@@ -439,6 +442,34 @@ for my $case ([ '/machine/abc/', qr/a machine number must be a whole number from
 	is($r->{status}, 404, "GET $case->[0]: 404");
 	like($r->{content}, $case->[1], "GET $case->[0] says why");
 }
+
+# The api/ calls: config, and the PGNs of a test once it has finished.
+$r = $http->get("$base/api/config/");
+is_deeply(decode_json($r->{content}), { engines => ['Weiss'], books => { 'eight.epd' => { source => 'http://127.0.0.1/eight.epd.zip', sha => '0' x 64 } } },
+	'api/config/: the engines and books');
+is_deeply(decode_json($http->get("$base/api/config/Nope/")->{content}), { error => 'Engine not found. Check /api/config/ for a full list' },
+	'api/config/ of an unknown engine: OpenBench\'s error');
+is(decode_json($http->get("$base/api/config/Weiss/")->{content})->{build}{compilers}[0], 'gcc>=10', 'api/config/Weiss/: its compilers');
+make_path("$data/pgns");
+my $result_id = sql("SELECT id FROM openbench.result WHERE test_id = $id");
+my $pgn = "BZh9" . ("\x01" x 700);
+PostgreSQL::Test::Utils::append_to_file("$data/pgns/$id.$result_id.1.pgn.bz2", $pgn);
+sql(qq{INSERT INTO openbench.pgn (result_id, test_id, book_index, file_name, bytes)
+       VALUES ($result_id, $id, 1, '$id.$result_id.1.pgn.bz2', 704)});
+is_deeply(decode_json($http->get("$base/api/pgns/$id/")->{content}), { error => 'PGNs cannot be downloaded while the Workload is active' },
+	'api/pgns/ of a running test: OpenBench\'s error');
+is_deeply(decode_json($http->get("$base/api/pgns/$made/")->{content}), { error => "Unable to find PGN for Workload #$made" },
+	'api/pgns/ of a test without PGNs: OpenBench\'s error');
+is_deeply(decode_json($http->get("$base/api/pgns/99999/")->{content}), { error => 'Requested Workload Id does not exist' },
+	'api/pgns/ of no test: OpenBench\'s error');
+is((admin('stop-test', $id))[0], 0, "admin.js stop-test $id");
+like($http->get("$base/test/$id/")->{content}, qr{<a href="/api/pgns/$id/" id="pgns">}, 'its page links its PGNs');
+$r = $http->get("$base/api/pgns/$id/");
+is($r->{headers}{'content-disposition'}, "attachment; filename=$id.pgn.tar", 'api/pgns/: ID.pgn.tar');
+open(my $tarfh, '<', \$r->{content}) or die;
+my $tar = Archive::Tar->new($tarfh);
+is_deeply([ map { $_->name } $tar ? $tar->get_files : () ], ["$id.$result_id.1.pgn.bz2"], 'a tar of the one PGN file');
+ok($tar && $tar->get_content("$id.$result_id.1.pgn.bz2") eq $pgn, 'holding its bytes');
 
 %jar = %alice_jar;
 $r = browse('POST', '/logout/', { csrf => token(browse('GET', '/index/')->{content}) });
