@@ -75,7 +75,7 @@ svg { background: #fff; border: 1px solid #d5dae1; }
 function menu(ctx) {
   const me = ctx.session?.account;
   if (!me) return html`<span class="me"><a href="/login/">Log in</a><a href="/register/">Register</a></span>`;
-  return html`<span class="me"><a href="/test/new/">New test</a><span id="me">${me.name}</span>
+  return html`<span class="me"><a href="/test/new/">New test</a><a href="/user/${me.name}/" id="me">${me.name}</a>
 <form method="post" action="/logout/"><input type="hidden" name="csrf" value="${ctx.session.csrf}"><button type="submit">Log out</button></form></span>`;
 }
 
@@ -90,7 +90,7 @@ function layout(ctx, title, body, { refresh = null, message = null } = {}) {
 ${refresh ? html`<meta http-equiv="refresh" content="${refresh}">` : ''}
 <title>${title} - OpenBench on allot</title>
 <style nonce="${ctx.nonce}">${raw(STYLE)}</style></head>
-<body><nav><a href="/index/"><b>OpenBench on allot</b></a><a href="/index/">Tests</a><a href="/users/">Users</a>
+<body><nav><a href="/index/"><b>OpenBench on allot</b></a><a href="/index/">Tests</a><a href="/greens/">Greens</a><a href="/users/">Users</a>
 <a href="/machines/">Machines</a><a href="/events/">Events</a><a href="/errors/">Errors</a>${menu(ctx)}</nav>
 <main>${flash}<h1>${title}</h1>
 ${body}

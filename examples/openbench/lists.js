@@ -41,7 +41,7 @@ function makeLists(db, NotFound) {
         GROUP BY a.id ORDER BY a.name`);
     const role = (a) => (a.operator ? 'operator' : a.approver ? 'approver' : 'developer');
     return layout(ctx, 'Users', html`<table id="users"><tr><th>Name</th><th>Role</th><th>Enabled</th><th>Tests</th></tr>
-${rows.map((a) => html`<tr><td>${a.name}</td><td>${role(a)}</td><td>${a.enabled ? 'yes' : 'waiting for an operator'}</td><td class="num">${Number(a.tests)}</td></tr>`)}</table>`);
+${rows.map((a) => html`<tr><td><a href="/user/${a.name}/">${a.name}</a></td><td>${role(a)}</td><td>${a.enabled ? 'yes' : 'waiting for an operator'}</td><td class="num">${Number(a.tests)}</td></tr>`)}</table>`);
   }
 
   const MACHINE = `

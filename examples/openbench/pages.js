@@ -4,6 +4,8 @@
 //
 //   GET /, /index/, /index/N/   the tests, newest first, 25 a page:
 //                               pending and active ones, then finished
+//   GET /greens/, /greens/N/    the tests that passed
+//   GET /user/NAME/, /user/NAME/N/   an account's tests
 //   GET /test/ID/               one test: Elo +- (trinomial or pentanomial,
 //                               as the test counts), nElo, the LLR against
 //                               its bounds, W/D/L and pentanomial counts,
@@ -94,17 +96,32 @@ ${rows.map((t) => {
   })}</table>`;
   }
 
-  async function index(ctx, pageText) {
+  // A list of tests: where (SQL on t and a, with params), its title and
+  // the path its pages hang from.
+  async function testList(ctx, pageText, { where, params, title, base }) {
     const page = pageText === undefined ? 1 : number(pageText, 'a page number');
     if (page > 1000000) throw new NotFound(`there is no page ${page}`);
-    const { rows, pages } = await catalog.list('NOT t.deleted', [], page);
+    const { rows, pages } = await catalog.list(`NOT t.deleted AND ${where}`, params, page);
     if (page > pages) throw new NotFound(`there is no page ${page}: the tests fill ${pages}`);
     const open = rows.filter((t) => t.finished_at === null);
     const done = rows.filter((t) => t.finished_at !== null);
-    return layout(ctx, 'Tests', html`
+    return layout(ctx, title, html`
 <h2>Pending and active</h2>${testsTable(open)}
 <h2>Finished</h2>${testsTable(done)}
-${paging('/index/', page, pages)}`, { refresh: 60 });
+${paging(base, page, pages)}`, { refresh: 60 });
+  }
+
+  const index = (ctx, pageText) => testList(ctx, pageText, { where: 'true', params: [], title: 'Tests', base: '/index/' });
+
+  // OpenBench's greens: the tests that passed.
+  const greens = (ctx, pageText) => testList(ctx, pageText, { where: 't.passed', params: [], title: 'Passed tests', base: '/greens/' });
+
+  // One account's tests.
+  async function userTests(ctx, name, pageText) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name)) throw new NotFound(`${JSON.stringify(name.slice(0, 40))} is not an account name`);
+    const { rows } = await db.query('SELECT name FROM openbench.account WHERE name = $1', [name]);
+    if (rows.length === 0) throw new NotFound(`there is no account ${name}`);
+    return testList(ctx, pageText, { where: 'a.name = $1', params: [name], title: `Tests by ${name}`, base: `/user/${name}/` });
   }
 
   async function testPage(ctx, idText) {
@@ -156,6 +173,8 @@ ${machines.map((m) => html`<tr><td>${m.host_id}</td><td>${m.owner}</td><td>${m.m
   async function render(parts, ctx) {
     let body = null;
     if (parts.length === 0 || (parts[0] === 'index' && parts.length <= 2)) body = await index(ctx, parts[1]);
+    else if (parts[0] === 'greens' && parts.length <= 2) body = await greens(ctx, parts[1]);
+    else if (parts[0] === 'user' && (parts.length === 2 || parts.length === 3)) body = await userTests(ctx, parts[1], parts[2]);
     else if (parts[0] === 'test' && parts.length === 2) body = await testPage(ctx, parts[1]);
     else body = await lists.render(parts, ctx);
     return body === null ? null : String(body);

@@ -418,8 +418,8 @@ $r = browse('POST', '/login/', { username => 'dave', password => 'a long passwor
 is($r->{status}, 403, 'dave cannot log in before an operator enables him');
 
 $r = browse('GET', '/users/');
-like($r->{content}, qr{<td>alice</td><td>operator</td><td>yes</td><td class="num">1</td>}, 'users: alice, an operator, with one test');
-like($r->{content}, qr{<td>dave</td><td>developer</td><td>waiting for an operator</td>}, 'users: dave waits');
+like($r->{content}, qr{<td><a href="/user/alice/">alice</a></td><td>operator</td><td>yes</td><td class="num">1</td>}, 'users: alice, an operator, with one test');
+like($r->{content}, qr{<td><a href="/user/dave/">dave</a></td><td>developer</td><td>waiting for an operator</td>}, 'users: dave waits');
 my $alice_hash = sql(q{SELECT encode(hash, 'hex') FROM openbench.account WHERE name = 'alice'});
 unlike($r->{content}, qr/\Q$alice_hash\E/, 'no password hash is shown');
 $r = browse('GET', '/machines/');
@@ -470,6 +470,22 @@ open(my $tarfh, '<', \$r->{content}) or die;
 my $tar = Archive::Tar->new($tarfh);
 is_deeply([ map { $_->name } $tar ? $tar->get_files : () ], ["$id.$result_id.1.pgn.bz2"], 'a tar of the one PGN file');
 ok($tar && $tar->get_content("$id.$result_id.1.pgn.bz2") eq $pgn, 'holding its bytes');
+
+# The lists of one account's tests and of the tests that passed.
+$r = $http->get("$base/user/bob/");
+like($r->{content}, qr{/test/$bobs/}, 'bob\'s tests list his test');
+unlike($r->{content}, qr{/test/$made/}, 'not alice\'s');
+sql("UPDATE openbench.test SET passed = true WHERE id = $id");
+$r = $http->get("$base/greens/");
+like($r->{content}, qr{/test/$id/}, 'greens: the test that passed');
+unlike($r->{content}, qr{/test/$made/|/test/$bobs/}, 'not the others');
+for my $case ([ '/user/nobody/', qr/there is no account nobody/ ], [ '/user/%3Cx%3E/', qr/&quot;&lt;x&gt;&quot; is not an account name/ ],
+	[ '/greens/2/', qr/there is no page 2: the tests fill 1/ ])
+{
+	$r = $http->get("$base$case->[0]");
+	is($r->{status}, 404, "GET $case->[0]: 404");
+	like($r->{content}, $case->[1], "GET $case->[0] says why");
+}
 
 %jar = %alice_jar;
 $r = browse('POST', '/logout/', { csrf => token(browse('GET', '/index/')->{content}) });
