@@ -52,7 +52,7 @@ function freePort() {
 }
 
 async function waitForPort(port) {
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 1200; i++) {   // up to two minutes on a busy machine
     const up = await new Promise((resolve) => {
       const c = net.connect(port, '127.0.0.1', () => { c.destroy(); resolve(true); });
       c.on('error', () => resolve(false));

@@ -21,6 +21,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use FrontEnds qw(install_front_ends);
 use HTTP::Tiny;
+use IO::Socket::INET;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -170,6 +171,11 @@ git(qw(checkout --quiet master));
 my $git_port = PostgreSQL::Test::Cluster::get_free_port();
 my $daemon = IPC::Run::start([ 'git', 'daemon', '--export-all', '--reuseaddr', '--listen=127.0.0.1', "--port=$git_port",
 	"--base-path=$served", $served ], '<', \undef, '>', "$work/git-daemon.log", '2>&1');
+for (1 .. 600)   # up to two minutes on a busy machine
+{
+	last if IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $git_port, Proto => 'tcp');
+	sleep 0.2;
+}
 is((admin(qw(add-engine Weiss --compilers gcc>=10 --repo), "git://127.0.0.1:$git_port/weiss.git"))[0], 0,
 	'add-engine Weiss --repo: its repository');
 
@@ -180,9 +186,9 @@ my $server = IPC::Run::start([ $node, "$ob/server.js" ], '<', \undef, '>', "$wor
 		@ENV{qw(PGUSER PORT HOST DATA_DIR RESOLVER RESOLVER_REPOS SOURCE_ZIP_URL)} = ('openbench_web', $port, '127.0.0.1',
 			$data, 'git', "git://127.0.0.1:$git_port/", 'http://127.0.0.1/{name}/{sha}.zip');
 	});
-my $http = HTTP::Tiny->new(timeout => 30);
+my $http = HTTP::Tiny->new(timeout => 120);
 my $base = "http://127.0.0.1:$port";
-for (1 .. 100)
+for (1 .. 600)   # up to two minutes on a busy machine
 {
 	last if $http->get("$base/index/")->{status} != 599;
 	sleep 0.2;
@@ -234,7 +240,7 @@ is($r->{status}, 405, 'POST to a page: 405');
 # Logins and forms: a browser's cookies kept by hand, the CSRF token read
 # from each form.
 my %jar;
-my $web = HTTP::Tiny->new(timeout => 60, max_redirect => 0);
+my $web = HTTP::Tiny->new(timeout => 120, max_redirect => 0);
 sub browse
 {
 	my ($method, $path, $form) = @_;
