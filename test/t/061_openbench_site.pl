@@ -6,6 +6,8 @@
 #   resolver_test.js  a branch, tag or sha to its commit, bench and source
 #                     zip: git daemon serving a repository on loopback, a
 #                     stand-in for GitHub's API; hostile refs and repositories
+#   spsa_test.js      SPSA's c, a, r, perturbations and report checks
+#                     against OpenBench's formulas; hostile tune descriptions
 # Then the site's pages (examples/openbench/pages.js) served by server.js
 # over a database with a test made by admin.js and results written as the
 # worker's calls would leave them: the tests list and the test page with
