@@ -17,7 +17,7 @@ const path = require('node:path');
 const { DatabaseError } = require('pg');
 const { makePool } = require('allot-common/database');
 const { log, serve, readBody, BodyError } = require('allot-common/http_server');
-const { envInt, envText } = require('allot-common/settings');
+const { envInt, envText, orExit, SettingError } = require('allot-common/settings');
 const { makeDb, Unavailable } = require('./db');
 const { BadRequest, parseForm } = require('./forms');
 const { makeMachines, Refused } = require('./machines');
@@ -25,6 +25,15 @@ const { makeNetworks } = require('./networks');
 const { makeApi, ApiError } = require('./api');
 const { makePages, pageHeaders, NotFound } = require('./pages');
 const { makeResolver } = require('./resolver');
+
+// The resolver the settings name; a setting it refuses is said, not thrown.
+function makeResolverSetting(settings) {
+  try {
+    return makeResolver(settings);
+  } catch (err) {
+    throw new SettingError(err.message);
+  }
+}
 const { makeSessions } = require('./sessions');
 const { makeSite } = require('./site');
 const { html, layout } = require('./html');
@@ -63,14 +72,14 @@ const api = makeApi(db, { dataDir });
 const sessions = makeSessions(db, {
   idleDays: envInt('SESSION_IDLE_DAYS', 14), secureCookies: envText('COOKIE_SECURE', 'off', /^(on|off)$/) === 'on',
 });
-const resolver = makeResolver({
+const resolver = orExit(() => makeResolverSetting({
   kind: envText('RESOLVER', 'none', /^(none|git|github)$/),
   prefixes: (process.env.RESOLVER_REPOS ?? '').split(',').map((p) => p.trim()).filter((p) => p !== ''),
   dataDir,
   githubApi: envText('GITHUB_API', 'https://api.github.com', URL_PATTERN),
   githubToken: process.env.GITHUB_TOKEN || null,
   sourceTemplate: envText('SOURCE_ZIP_URL', '{repo}/archive/{sha}.zip', /^[^\s]{1,2000}$/),
-});
+}));
 const site = makeSite(db, { machines, resolver });
 
 // The worker's calls: who may make them, and how.  `machine`: the call

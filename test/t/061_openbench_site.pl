@@ -181,6 +181,12 @@ for (1 .. 600)   # up to two minutes on a busy machine
 is((admin(qw(add-engine Weiss --compilers gcc>=10 --repo), "git://127.0.0.1:$git_port/weiss.git"))[0], 0,
 	'add-engine Weiss --repo: its repository');
 
+my ($bad_rc, $bad_said) = run({ PGUSER => 'openbench_web', DATA_DIR => $data, RESOLVER => 'git', RESOLVER_REPOS => '' },
+	$node, "$ob/server.js");
+is($bad_rc, 2, 'RESOLVER=git without RESOLVER_REPOS: the server does not start');
+like($bad_said, qr/^RESOLVER=git needs RESOLVER_REPOS: the URL prefixes of the repositories it may fetch$/m, 'saying what is missing');
+unlike($bad_said, qr/ at .*\.js:[0-9]+/, 'with no stack trace');
+
 my $port = PostgreSQL::Test::Cluster::get_free_port();
 my $server = IPC::Run::start([ $node, "$ob/server.js" ], '<', \undef, '>', "$work/server.log", '2>&1',
 	init => sub {
