@@ -47,6 +47,9 @@
 #                         (costs some CPU: not for the headline figures)
 #   NODE_PROF=0           1: the front end runs with --cpu-prof; the profile
 #                         is left in bench/out/ (open it in Chrome DevTools)
+#   INTAKE_ROUNDS=7       rounds of the intake phase (a real request alone,
+#                         beside a stranger's 8 MiB, beside a member's
+#                         2.2 MB: median and worst ms each); 0: none
 #   BUSY_MAX=25 WAIT_MAX=60   quiet machine: see bench/cluster.sh
 #
 # The report is also written to bench/out/boinc_scheduler-<date>.txt, and
@@ -58,6 +61,7 @@ DURATION=${DURATION:-30}
 WARMUP=${WARMUP:-3}
 NHOSTS=${NHOSTS:-200}
 NJOBS=${NJOBS:-150000}
+INTAKE_ROUNDS=${INTAKE_ROUNDS:-7}
 HELD=${HELD:-0}
 NODE_PROF=${NODE_PROF:-0}
 PROFILE=${PROFILE:-0}
@@ -101,6 +105,10 @@ VACUUM ANALYZE;
 -- Each host takes hundreds of jobs in a run: no daily quota in the way
 -- (BOINC's daily_result_quota was raised for its measurement too).
 ALTER DATABASE $DB SET allot.daily_quota = 1000000;
+-- All hosts are one account's (one owner in allot, 0.7.0): no owner limit
+-- in the way either.
+ALTER DATABASE $DB SET allot.owner_max_hosts = 1000000;
+ALTER DATABASE $DB SET allot.owner_max_new_hosts_per_day = 1000000;
 EOF
 [ "$PROFILE" != 1 ] || psql_q -c "ALTER DATABASE $DB SET pg_stat_statements.track = 'all'"
 
@@ -185,6 +193,20 @@ SELECT round(calls::numeric / :n, 2) AS "calls/request", round(1000 * mean_exec_
 EOF
 )")
 done
+
+# The intake: a real request (asking for no work) alone, and beside a
+# stranger's 8 MiB request and a member's 2.2 MB one (boinc_intake.js).
+# test/t/020_boinc.pl checks how the front end treats each; what that costs
+# the real client is measured here.
+INTAKE=
+if [ "$INTAKE_ROUNDS" -gt 0 ]; then
+    wait_quiet "intake"
+    say "intake: a real request alone and beside hostile ones, $INTAKE_ROUNDS rounds each"
+    INTAKE=$(bg_run node "$BENCH_DIR/boinc_intake.js" "${URL}scheduler" "$AUTH" "$WORK/hosts" "$INTAKE_ROUNDS") ||
+        die "the intake driver failed"
+    INTAKE="$INTAKE ($QUIET)"
+    say "    $INTAKE"
+fi
 stop_server
 tail -n 2000 "$WORK/fe.log" >"$BENCH_DIR/out/boinc_scheduler-$STAMP-frontend.log"
 [ "$NODE_PROF" != 1 ] || say "Node CPU profile in $PROF_DIR"
@@ -231,6 +253,7 @@ done
     echo "  CGI, defaults:                 N=1 41 jobs/s, 20.4 ms CPU/job, p99 67.6 ms; N=8 69 jobs/s, 25.9 ms, p99 128 ms"
     echo "Targets at 8 clients (issue 24): >= 600 jobs/s, <= 3 ms server CPU per job, p99 <= 30 ms"
     echo
+    [ -z "$INTAKE" ] || { echo "intake (ms; a real request alone, beside a stranger's 8 MiB, beside a member's request): $INTAKE"; echo; }
     for p in "${PROFILES[@]}"; do echo "$p"; done
 } | tee "$REPORT"
 say "report: $REPORT"

@@ -38,6 +38,18 @@ extern double allot_flops_percentile;
 extern double allot_flops_avg_weight;
 extern double allot_gpu_efficiency;
 extern int	allot_transitioner_batch;
+extern int	allot_share_history_retention;	/* seconds; 0: no history */
+
+/* The longest allot.share_history_retention: 31 days, 44,640 rows a workload. */
+#define ALLOT_SHARE_HISTORY_MAX_RETENTION (31 * 24 * 3600)
+
+extern int	allot_owner_max_hosts;
+extern int	allot_owner_max_new_hosts_per_day;
+extern double allot_unproven_cpu_flops;
+extern double allot_unproven_coproc_flops;
+extern int	allot_reliable_after;
+extern double allot_reliable_alone_probability;
+extern double allot_reliable_max_error_rate;
 
 typedef enum FairnessMode
 {

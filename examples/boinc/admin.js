@@ -8,9 +8,12 @@
 //   node admin.js add-app-version --app-version-id ID --version-num N --file PATH
 //                [--platform P] [--api-version V] [--outputs out,...] [--output-max-bytes N]
 //                                               sign and publish the executable of an allot app version
-//   node admin.js submit --workload ID [--count N] [--app-units X] [--command-line TEXT]
-//                                               add jobs to a job workload
-//   node admin.js validate [--check PROGRAM]    the validator: mark reported jobs valid or not
+//   node admin.js submit --workload ID [--count N] [--app-units X] [--command-line TEXT] [--quorum Q]
+//                                               add jobs to a job workload; with Q, each is sent
+//                                               to Q accounts, and decided when their outputs agree
+//   node admin.js validate [--check PROGRAM]    the validator: judge each reported result: valid or
+//                                               not, and what its outputs are (their MD5s), which
+//                                               allot compares between a job's replicas
 //   node admin.js sweep                         close the sendings allot moved on from whose
 //                                               hosts have not asked since; delete their uploads
 //   node admin.js merge-hosts KEEP GONE         host GONE is host KEEP come back under a new id:
@@ -143,7 +146,7 @@ const commands = {
   },
 
   async submit(args) {
-    const o = options(args, ['workload', 'count', 'app-units', 'command-line']);
+    const o = options(args, ['workload', 'count', 'app-units', 'command-line', 'quorum']);
     const workload = positiveInt(o.workload, 'workload');
     const count = Number(positiveInt(o.count ?? '1', 'count'));
     const units = Number(o['app-units'] ?? 1);
@@ -154,12 +157,15 @@ const commands = {
     if (commandLine.length > MAX_COMMAND_LINE) {
       throw new UsageError(`--command-line must be at most ${MAX_COMMAND_LINE} characters, not ${commandLine.length}`);
     }
+    const quorum = Number(positiveInt(o.quorum ?? '1', 'quorum'));
     const ids = await withDb(async (db) => transaction(db, async () => {
       const { rows: found } = await db.query('SELECT 1 FROM allot.workload WHERE id = $1', [workload]);
       if (found.length === 0) throw new Refused(`allot has no workload ${workload}`);
+      // A quorum of Q: Q replicas, one per account, decided when Q agree
+      // (allot makes the replicas; they share the job's workunit row).
       const { rows } = await db.query(
-        `INSERT INTO allot.job (workload_id, predicted_app_units)
-         SELECT $1, $2 FROM generate_series(1, $3) RETURNING id`, [workload, units, count]);
+        `INSERT INTO allot.job (workload_id, predicted_app_units, min_quorum, target_nresults)
+         SELECT $1, $2, $4, $4 FROM generate_series(1, $3) RETURNING id`, [workload, units, count, quorum]);
       const jobIds = rows.map((r) => r.id);
       await db.query(
         'INSERT INTO boinc.workunit (job_id, command_line) SELECT unnest($1::bigint[]), $2',
@@ -172,6 +178,10 @@ const commands = {
   async validate(args) {
     const o = options(args, ['check']);
     await withDb(async (db) => {
+      // Every reported result not judged yet: a job's own, or one replica
+      // of a job with a quorum (allot.job.replica_of).  Its outputs' MD5s,
+      // in name order, are its digest: allot decides a replicated job when
+      // enough accounts' valid results have the same one.
       const { rows } = await db.query(
         `SELECT j.id AS job_id, r.sending, r.name AS result,
                 array_agg(o.name ORDER BY o.name) AS names, array_agg(o.nbytes ORDER BY o.name) AS sizes,
@@ -180,7 +190,7 @@ const commands = {
            JOIN boinc.result r ON r.job_id = j.id AND r.host_id = j.host_id AND r.outcome = 'success'
                               AND (r.sending IS NULL OR r.sending = j.sending)
            JOIN boinc.output_file o ON o.result_name = r.name
-          WHERE j.state = 'done' AND j.validated IS NULL
+          WHERE j.state = 'done' AND j.validated IS NULL AND j.verdict IS NULL
           GROUP BY j.id, r.name ORDER BY j.id LIMIT 10000`);
       const { discard } = makeResults(db, { dataDir, log: console.log, limits: {} });
       for (const job of rows) {
@@ -203,17 +213,28 @@ const commands = {
             });
           });
         }
-        await transaction(db, async () => {
-          await db.query('SELECT allot.validate_job($1, $2)', [job.job_id, why === null]);
-          if (why !== null) {
-            await db.query("UPDATE boinc.result SET outcome = 'invalid', detail = $2 WHERE name = $1", [job.result, why]);
-          }
+        const digest = job.md5s.join(' ');
+        // The results found invalid by this verdict: this one, or, when it
+        // decided a replicated job, those that disagree with the decision.
+        const invalid = await transaction(db, async () => {
+          await db.query('SELECT allot.validate_job($1, $2, $3, $4)', [job.job_id, why === null, job.sending, digest]);
+          const { rows: out } = await db.query(
+            `UPDATE boinc.result r SET outcome = 'invalid', detail = CASE WHEN r.name = $2 THEN $3
+                                                                     ELSE 'its output disagrees with the quorum''s' END
+               FROM allot.job j
+              WHERE r.job_id = j.id AND r.outcome = 'success' AND (r.sending IS NULL OR r.sending = j.sending)
+                AND (j.id = $1 OR j.replica_of = (SELECT coalesce(replica_of, id) FROM allot.job WHERE id = $1)
+                     OR j.id = (SELECT replica_of FROM allot.job WHERE id = $1))
+                AND (j.validated = false OR (r.name = $2 AND $3::text IS NOT NULL))
+             RETURNING r.name, r.job_id, r.sending`, [job.job_id, job.result, why]);
+          return out;
         });
-        // An invalid result's outputs go with it: the job is sent again.
-        if (why !== null) await discard([{ name: job.result, job_id: job.job_id, sending: job.sending }]);
-        console.log(`job ${job.job_id} (${job.result}): ${why === null ? 'valid' : `invalid: ${why}`}`);
+        // An invalid result's outputs go with it.
+        await discard(invalid);
+        console.log(`job ${job.job_id} (${job.result}): ${why === null ? `valid, digest ${digest}` : `invalid: ${why}`}` +
+                    invalid.filter((r) => r.name !== job.result).map((r) => `; ${r.name} disagrees: invalid`).join(''));
       }
-      console.log(`${rows.length} job(s) validated`);
+      console.log(`${rows.length} result(s) judged`);
     });
   },
 
@@ -264,4 +285,4 @@ const commands = {
   },
 };
 
-run(commands, 'usage: node admin.js setup | add-account NAME | add-app-version ... | submit ... | validate [--check PROGRAM] | sweep | merge-hosts KEEP GONE');
+run(commands, 'usage: node admin.js setup | add-account NAME | add-app-version ... | submit ... [--quorum Q] | validate [--check PROGRAM] | sweep | merge-hosts KEEP GONE');

@@ -15,9 +15,21 @@
 //     its own.  A client run with <allow_multiple_clients> is never taken
 //     for another;
 //   - else a new host.
+//
+// Every host belongs to its account in allot too (register_host's owner,
+// "boinc:<account id>"): allot counts an account as one voice however many
+// hosts it has, never sends it two replicas of one job, and refuses a host
+// beyond allot.owner_max_hosts per account, or beyond
+// allot.owner_max_new_hosts_per_day registered in a day (53400, which the
+// scheduler tells the volunteer).
 
 const { DatabaseError } = require('pg');
 const { MAX_INT32 } = require('./request');
+
+// The account's key as allot's owner of its hosts.
+function ownerKey(acct) {
+  return `boinc:${acct.id}`;
+}
 
 // allot's coprocessors of the host: {resource: {count, peak_flops}}.
 function allotCoprocs(coprocs) {
@@ -36,11 +48,12 @@ function makeHosts(db, { log }) {
   // figures than it last did.  Null when it is not the account's, or allot
   // no longer has it (the operator deleted it).
   async function update(acct, hostId, args, compare) {
+    const owner = ownerKey(acct);
     try {
       const { rows } = await db.query({
         name: 'boinc-contact',
-        text: 'SELECT created, registered, open, current FROM boinc.contact($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10)',
-        values: [hostId, acct.id, JSON.stringify(args), ...args, compare],
+        text: 'SELECT created, registered, open, current FROM boinc.contact($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11)',
+        values: [hostId, acct.id, JSON.stringify([...args, owner]), ...args, compare, owner],
       });
       if (rows.length === 0) return null;
       const sides = compare ? { open: rows[0].open, current: rows[0].current } : null;
@@ -92,13 +105,15 @@ function makeHosts(db, { log }) {
       if (found) return { ...found, reattached: r.hostid === 0, details: details.map((d) => (d === null ? null : String(d))) };
     }
     return db.transaction(async (c) => {
-      const { rows } = await c.query('SELECT allot.register_host(NULL, $1, $2, $3, $4, $5, $6::jsonb) AS id', args);
+      const owner = ownerKey(acct);
+      const { rows } = await c.query('SELECT allot.register_host(NULL, $1, $2, $3, $4, $5, $6::jsonb, $7) AS id',
+                                     [...args, owner]);
       const id = rows[0].id;
       if (Number(id) > MAX_INT32) throw new Error(`host id ${id} does not fit BOINC's 32-bit host ids`);
       await c.query(
         `INSERT INTO boinc.host (host_id, account_id, host_cpid, domain_name, os_name, os_version, platform,
                                  p_ncpus, p_fpops, rpc_seqno, last_rpc_at, stated)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`, [id, acct.id, ...details, JSON.stringify(args)]);
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`, [id, acct.id, ...details, JSON.stringify([...args, owner])]);
       // A new host has no results, and allot nothing in progress on it.
       return { hostId: Number(id), created: true, createdAt: Math.floor(Date.now() / 1000), reattached: false,
                sides: { open: [], current: [] }, details: null };

@@ -22,6 +22,7 @@ const xml = require('./xml');
 const { isPermanent, Unavailable } = require('allot-common/database');
 const { BadRequest } = require('./request');
 const { makeHosts } = require('./hosts');
+const { Busy } = require('./intake');
 
 // ---------------------------------------------------------------------------
 // Replies.
@@ -214,10 +215,16 @@ function makeScheduler(db, results, config) {
   // rest.  Returns the reply's XML.
   async function handle(body, acct, authenticator) {
     let r;
+    let parsed;
     try {
-      r = await config.parser.read(body, limits);
+      parsed = await config.parser.read(body, limits, acct.id);
+      r = parsed.request;
       if (r.authenticator !== authenticator) throw new BadRequest('<authenticator> is not the one it begins with');
     } catch (err) {
+      if (err instanceof Busy) {
+        log(`refused a scheduler request of account ${acct.id} (${body.length} bytes): ${err.message}`);
+        return refusal(config, `The project is busy: ${err.message}; trying again soon.`, limits.maxRequestDelay);
+      }
       if (!(err instanceof BadRequest || err instanceof xml.XmlError)) throw err;
       log(`refused a scheduler request of account ${acct.id}: ${err.message}`);
       return refusal(config, `Bad scheduler request: ${err.message}`, limits.badRequestDelay);
@@ -226,6 +233,11 @@ function makeScheduler(db, results, config) {
     try {
       h = await hosts.identify(acct, r);
     } catch (err) {
+      // The account's limits (allot.owner_max_hosts, and hosts made today).
+      if (err instanceof DatabaseError && err.code === '53400') {
+        log(`refused a new host of account ${acct.id}: ${err.message}`);
+        return refusal(config, `No new host for this account: ${err.message}`, limits.maxRequestDelay);
+      }
       // allot checks every figure again; one it refuses is this host's fault.
       if (!isPermanent(err)) throw err;
       log(`refused a scheduler request of account ${acct.id}: ${err.message}`);
@@ -294,7 +306,8 @@ function makeScheduler(db, results, config) {
     const statuses = outcome.reply ? JSON.stringify(outcome.reply.resources) : '-';
     const how = h.created ? ' (new host)' : h.reattached ? ' (host attached again)' : '';
     const stops = [...aborts, ...abortsIfNotStarted.map((name) => `${name} (if not started)`)];
-    log(`${tag} scheduler request${how}: ${r.results.length} reported, ${acks.length} acked, ` +
+    log(`${tag} scheduler request${how}: ${parsed.bytes} bytes parsed ${parsed.parsedBy === 'worker' ? 'in the worker thread' : 'inline'} ` +
+        `(${parsed.ms.toFixed(1)} ms); ${r.results.length} reported, ${acks.length} acked, ` +
         `${r.held.others.length} listed, aborts ${stops.join(' ') || 'none'}; asked ${asked}; allot: ${statuses}; sent ` +
         `${outcome.sent.map((s) => `job ${s.job.job_id} as ${s.name} (est ${s.job.est_secs.toFixed(1)} s)`).join(', ') || 'nothing'}; ` +
         `request_delay ${d.requestDelay ?? '-'}, next_rpc_delay ${d.nextRpcDelay ?? '-'}; ` +

@@ -171,10 +171,14 @@ COMMENT ON TABLE boinc.output_file IS 'Output files of results: upload names, si
 -- also both sides of the client's list (results.js reconcile): the host's
 -- results the front end has not closed, and the sendings allot has in
 -- progress on it (allot.host_jobs).
+-- The host belongs to allot owner p_owner (its account); a host that had
+-- no owner in allot (registered before owners) is given it, and keeps
+-- working without one if that would pass the account's limit.
+DROP FUNCTION IF EXISTS boinc.contact(bigint, bigint, text, text, text, text[], int, double precision, jsonb, boolean);
 CREATE OR REPLACE FUNCTION boinc.contact(
         p_host bigint, p_account bigint, p_stated text,
         p_name text, p_os text, p_cpu_flags text[], p_threads int, p_cpu_flops double precision, p_coprocs jsonb,
-        p_compare boolean)
+        p_compare boolean, p_owner text)
     RETURNS TABLE (created bigint, registered boolean, open json, current json)
     LANGUAGE plpgsql VOLATILE
 AS $$
@@ -188,7 +192,11 @@ BEGIN
     END IF;
     registered := was IS DISTINCT FROM p_stated;
     IF registered THEN
-        PERFORM allot.register_host(p_host, p_name, p_os, p_cpu_flags, p_threads, p_cpu_flops, p_coprocs);
+        BEGIN
+            PERFORM allot.register_host(p_host, p_name, p_os, p_cpu_flags, p_threads, p_cpu_flops, p_coprocs, p_owner);
+        EXCEPTION WHEN configuration_limit_exceeded THEN
+            PERFORM allot.register_host(p_host, p_name, p_os, p_cpu_flags, p_threads, p_cpu_flops, p_coprocs);
+        END;
         UPDATE boinc.host SET stated = p_stated WHERE host_id = p_host;
     END IF;
     IF p_compare THEN
@@ -252,6 +260,8 @@ BEGIN
     IF jsonb_array_length(coalesce(reply -> 'jobs', '[]')) > 0 THEN
         WITH job AS MATERIALIZED (
             SELECT (j ->> 'job_id')::bigint AS job_id, (j ->> 'sending')::int AS sending,
+                   -- a replica's workunit is its job's
+                   coalesce((j ->> 'replica_of')::bigint, (j ->> 'job_id')::bigint) AS workunit_id,
                    (j ->> 'workload_id')::bigint AS workload_id,
                    (j ->> 'app_version_id')::bigint AS app_version_id,
                    coalesce((j ->> 'predicted_app_units')::double precision, 1) AS app_units,
@@ -277,7 +287,7 @@ BEGIN
                array_agg(DISTINCT named.app_version_id) FILTER (WHERE named.version IS NULL),
                array_agg(DISTINCT named.workload_id) FILTER (WHERE named.version IS NULL)
           INTO names, command_lines, versions, missing, workloads
-          FROM named LEFT JOIN boinc.workunit w ON w.job_id = named.job_id;
+          FROM named LEFT JOIN boinc.workunit w ON w.job_id = named.workunit_id;
         IF missing IS NOT NULL THEN
             -- Undoes allot's choice and the rows above: the whole call fails.
             RAISE EXCEPTION 'allot app version(s) % have no executable', array_to_string(missing, ', ')

@@ -69,7 +69,10 @@ for (const dir of [files.downloadDir(dataDir), files.uploadDir(dataDir)]) fs.mkd
 
 const pool = makePool('allot-boinc', { statementTimeoutMs: 30000, log });
 const db = makeDb(pool, log);
-const parser = intake.makeParser({ parseMs: envInt('PARSE_TIMEOUT_MS', 5000) });
+const parser = intake.makeParser({
+  parseMs: envInt('PARSE_TIMEOUT_MS', 5000),
+  inlineBytes: envInt('INLINE_PARSE_BYTES', intake.INLINE_PARSE_BYTES),
+});
 const config = { baseUrl, projectName, dataDir, codeSignKey, limits, log, parser };
 const accounts = makeAccounts(db, {
   maxKeys: envInt('MAX_KEYS_PER_ACCOUNT', 20),
@@ -128,9 +131,11 @@ async function schedule(req, res) {
   const acct = who === null ? null : await accounts.identify(who.authenticator);
   if (acct === null) {
     intake.discard(req, pre, maxRequestBytes);
+    // How many of its bytes were looked at: the rest is dropped unread.
+    const seen = `examined ${intake.examined(pre)} of its bytes, the rest dropped unread`;
     log(who === null
-      ? `refused a scheduler request: no <authenticator> in its first ${intake.PREAMBLE_BYTES} bytes`
-      : `refused a scheduler request: unknown authenticator (hostid ${who.hostid})`);
+      ? `refused a scheduler request: no <authenticator> in its first ${intake.PREAMBLE_BYTES} bytes; ${seen}`
+      : `refused a scheduler request: unknown authenticator (hostid ${who.hostid}); ${seen}`);
     send(res, 200, 'text/xml', who === null
       ? scheduler.refuse.bad(`no <authenticator> in its first ${intake.PREAMBLE_BYTES} bytes`)
       : scheduler.refuse.unknown(), { Connection: 'close' });
@@ -151,7 +156,7 @@ async function schedule(req, res) {
         : new HttpError(400, 'the request body was cut off');
     });
     // The client says x-www-form-urlencoded; the body is the raw XML.
-    send(res, 200, 'text/xml', await scheduler.handle(new TextDecoder('utf-8').decode(body), acct, who.authenticator));
+    send(res, 200, 'text/xml', await scheduler.handle(body, acct, who.authenticator));
   } finally {
     inProgress.delete(key);
   }

@@ -188,11 +188,11 @@ if ($server_pid == 0)
 	exec 'node', 'server.js' or POSIX::_exit(127);
 }
 
-my $http = HTTP::Tiny->new(timeout => 20);
+my $http = HTTP::Tiny->new(timeout => 60);
 # Requests the server answered, so logged: one line each (see how_checked).
 my $answered = 0;
 {
-	my $deadline = time + 30;
+	my $deadline = time + 120;
 	my $status = 599;    # HTTP::Tiny's own "could not connect"
 	while ($status == 599 && time < $deadline)
 	{
@@ -547,7 +547,7 @@ sub how_checked
 	my ($path, $body, @auth) = @_;
 	my ($status) = post($path, $body, @auth);
 	my @requests;
-	my $deadline = time + 10;
+	my $deadline = time + 60;
 	while (time < $deadline)
 	{
 		@requests = grep { /^\S+ (?:GET|POST) / } split /\n/, slurp_file($server_log);
@@ -708,7 +708,7 @@ if ($child == 0)
 }
 {
 	# until the request waits, or its process has ended (then it never will)
-	my $deadline = time + 30;
+	my $deadline = time + 120;
 	my $waiting = 0;
 	while (!$waiting && time < $deadline && waitpid($child, POSIX::WNOHANG) == 0)
 	{
@@ -723,7 +723,7 @@ kill 'TERM', $server_pid;
 {
 	# HTTP::Tiny says 599 when it cannot connect
 	my $fresh = HTTP::Tiny->new(timeout => 5, keep_alive => 0);
-	my $deadline = time + 10;
+	my $deadline = time + 60;
 	my $status = 0;
 	while (time < $deadline && ($status = $fresh->get("$base/")->{status}) != 599)
 	{
@@ -740,7 +740,7 @@ is(slurp_file_or_empty($inflight_file), qq(200 close {"assigned":false}\n),
 	'the request in flight is answered: 200 {"assigned": false}, with Connection: close');
 
 {
-	my $deadline = time + 15;
+	my $deadline = time + 60;
 	my $reaped = 0;
 	while (time < $deadline && ($reaped = waitpid($server_pid, POSIX::WNOHANG)) == 0)
 	{

@@ -226,7 +226,7 @@ my $server = IPC::Run::start(
 		@ENV{qw(PGUSER PORT DATA_DIR)} = ('openbench_web', $port, $ob_data);
 	});
 END { $server->kill_kill if $server; }
-my $deadline = time + 30;
+my $deadline = time + 120;
 sleep 0.1 while time < $deadline && (!-e $server_log || slurp_file($server_log) !~ /serving/);
 like(slurp_file($server_log), qr/serving OpenBench workers at \Q$url\E\//, 'the OpenBench front end serves');
 

@@ -268,7 +268,7 @@ my $ready = "$work/netns-ready";
 spawn('holder', "$work/holder.log", {}, $work, $tool{unshare}, '--user', '--map-root-user', '--net', '--',
 	@tied, '/bin/sh', '-c', qq{"$tool{ip}" link set lo up && touch "$ready" && exec sleep 900});
 {
-	my $deadline = time + 20;
+	my $deadline = time + 120;
 	sleep 0.05 while !-e $ready && time < $deadline;
 	ok(-e $ready, 'a network namespace with only loopback is up') or BAIL_OUT(slurp("$work/holder.log"));
 }
@@ -313,7 +313,7 @@ spawn('server', $server_log,
 	  FASTCHESS_REPO_URL => "$fs/fastchess", FASTCHESS_REPO_REF => '1525c4b', MAX_FORM_BYTES => 262144 },
 	$work, @in_ns, $tool{node}, "$fe/server.js");
 {
-	my $deadline = time + 30;
+	my $deadline = time + 120;
 	sleep 0.1 while slurp($server_log) !~ /serving/ && time < $deadline
 	  && waitpid($pid{server}, POSIX::WNOHANG) == 0;
 	like(slurp($server_log), qr/serving OpenBench workers at \Q$url\E\//, "the front end serves $url")
@@ -459,7 +459,7 @@ for my $w (qw(w1 w2))
 	ok($python && kill('INT', $python), "Ctrl-C to worker $w");
 }
 {
-	my $deadline = time + 60;
+	my $deadline = time + 300;
 	while (time < $deadline && keys %status < 2)
 	{
 		for my $w (qw(w1 w2))

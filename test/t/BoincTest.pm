@@ -283,7 +283,7 @@ my $http_client = q{
 use HTTP::Tiny; use JSON::PP;
 local $/; my $body = <STDIN>;
 my ($method, $url) = @ARGV;
-my $r = HTTP::Tiny->new(timeout => 20)->request($method, $url, { content => $body });
+my $r = HTTP::Tiny->new(timeout => 60)->request($method, $url, { content => $body });
 print encode_json([$r->{status}, $r->{content}]);
 };
 sub http
@@ -291,7 +291,7 @@ sub http
 	my ($self, $method, $path, $body) = @_;
 	my ($out, $err) = ('', '');
 	IPC::Run::run([ $self->in_ns, $^X, '-e', $http_client, $method, "$self->{url}$path" ],
-		'<', \($body // ''), '>', \$out, '2>', \$err, IPC::Run::timeout(30));
+		'<', \($body // ''), '>', \$out, '2>', \$err, IPC::Run::timeout(120));
 	return eval { decode_json($out) } // [ 0, "$out$err" ];
 }
 
