@@ -90,7 +90,7 @@ function layout(ctx, title, body, { refresh = null, message = null } = {}) {
 ${refresh ? html`<meta http-equiv="refresh" content="${refresh}">` : ''}
 <title>${title} - OpenBench on allot</title>
 <style nonce="${ctx.nonce}">${raw(STYLE)}</style></head>
-<body><nav><a href="/index/"><b>OpenBench on allot</b></a><a href="/index/">Tests</a><a href="/greens/">Greens</a><a href="/users/">Users</a>
+<body><nav><a href="/index/"><b>OpenBench on allot</b></a><a href="/index/">Tests</a><a href="/greens/">Greens</a><a href="/search/">Search</a><a href="/users/">Users</a>
 <a href="/machines/">Machines</a><a href="/events/">Events</a><a href="/errors/">Errors</a>${menu(ctx)}</nav>
 <main>${flash}<h1>${title}</h1>
 ${body}

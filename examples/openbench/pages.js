@@ -6,6 +6,7 @@
 //                               pending and active ones, then finished
 //   GET /greens/, /greens/N/    the tests that passed
 //   GET /user/NAME/, /user/NAME/N/   an account's tests
+//   GET /search/?engine=&author=&state=&words=   tests matching them
 //   GET /test/ID/               one test: Elo +- (trinomial or pentanomial,
 //                               as the test counts), nElo, the LLR against
 //                               its bounds, W/D/L and pentanomial counts,
@@ -23,6 +24,9 @@ const { makeLists } = require('./lists');
 
 // A page the path does not name, or names badly: 404 with its sentence.
 class NotFound extends Error {}
+
+// A query a page cannot answer: 400 with its sentence.
+class BadInput extends Error {}
 
 const ID = /^[1-9][0-9]{0,17}$/;
 
@@ -116,6 +120,43 @@ ${paging(base, page, pages)}`, { refresh: 60 });
   // OpenBench's greens: the tests that passed.
   const greens = (ctx, pageText) => testList(ctx, pageText, { where: 't.passed', params: [], title: 'Passed tests', base: '/greens/' });
 
+  // The search page: tests by engine, author, state and a word of their
+  // branch names, the first 100 matches, newest first.  A value that is
+  // not one of the choices is answered with a sentence (400).
+  const STATES = {
+    any: 'true', pending: 't.finished_at IS NULL AND NOT t.approved', active: 't.finished_at IS NULL AND t.approved',
+    finished: 't.finished_at IS NOT NULL', passed: 't.passed', failed: 'NOT t.passed',
+  };
+  async function search(ctx, query) {
+    const get = (name) => {
+      const v = query.getAll(name);
+      if (v.length > 1) throw new BadInput(`${name} was given more than once`);
+      return (v[0] ?? '').trim();
+    };
+    const engine = get('engine');
+    const author = get('author');
+    const state = get('state') || 'any';
+    const words = get('words');
+    if (!Object.hasOwn(STATES, state)) throw new BadInput(`state must be one of ${Object.keys(STATES).join(', ')}, not ${JSON.stringify(state.slice(0, 40))}`);
+    if (engine.length > 64 || author.length > 64 || words.length > 64) throw new BadInput('each field holds at most 64 characters');
+    const where = [STATES[state]];
+    const params = [];
+    if (engine) where.push(`t.dev_engine = $${params.push(engine)}`);
+    if (author) where.push(`a.name = $${params.push(author)}`);
+    if (words) where.push(`position(lower($${params.push(words)}) IN lower(t.dev_name || ' ' || t.base_name)) > 0`);
+    const asked = engine || author || words || state !== 'any';
+    const { rows } = asked ? await catalog.list(`NOT t.deleted AND ${where.join(' AND ')}`, params, 1, 100) : { rows: [] };
+    const { rows: engines } = await db.query('SELECT name FROM openbench.engine ORDER BY name');
+    const option = (value, chosen) => html`<option${value === chosen ? html` selected` : ''}>${value}</option>`;
+    return layout(ctx, 'Search', html`<form method="get" action="/search/">
+<label for="engine">Engine</label><select id="engine" name="engine"><option></option>${engines.map((e) => option(e.name, engine))}</select>
+<label for="author">Author</label><input type="text" id="author" name="author" value="${author}">
+<label for="state">State</label><select id="state" name="state">${Object.keys(STATES).map((k) => option(k, state))}</select>
+<label for="words">Words of the branch names</label><input type="text" id="words" name="words" value="${words}">
+<button type="submit">Search</button></form>
+${asked ? html`<h2>The first 100 matches</h2>${testsTable(rows)}` : ''}`);
+  }
+
   // One account's tests.
   async function userTests(ctx, name, pageText) {
     if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name)) throw new NotFound(`${JSON.stringify(name.slice(0, 40))} is not an account name`);
@@ -170,12 +211,13 @@ ${machines.map((m) => html`<tr><td>${m.host_id}</td><td>${m.owner}</td><td>${m.m
 
   // The page for a GET of `parts` (the path's parts) in ctx (the
   // request's {session, nonce}), or null when the path is not a page's.
-  async function render(parts, ctx) {
+  async function render(parts, ctx, query = new URLSearchParams()) {
     let body = null;
     if (parts.length === 0 || (parts[0] === 'index' && parts.length <= 2)) body = await index(ctx, parts[1]);
     else if (parts[0] === 'greens' && parts.length <= 2) body = await greens(ctx, parts[1]);
     else if (parts[0] === 'user' && (parts.length === 2 || parts.length === 3)) body = await userTests(ctx, parts[1], parts[2]);
     else if (parts[0] === 'test' && parts.length === 2) body = await testPage(ctx, parts[1]);
+    else if (parts[0] === 'search' && parts.length === 1) body = await search(ctx, query);
     else body = await lists.render(parts, ctx);
     return body === null ? null : String(body);
   }
@@ -194,4 +236,4 @@ function pageHeaders(nonce) {
   };
 }
 
-module.exports = { makePages, pageHeaders, NotFound, statLines };
+module.exports = { makePages, pageHeaders, NotFound, BadInput, statLines };

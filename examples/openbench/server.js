@@ -23,7 +23,7 @@ const { BadRequest, parseForm } = require('./forms');
 const { makeMachines, Refused } = require('./machines');
 const { makeNetworks } = require('./networks');
 const { makeApi, ApiError } = require('./api');
-const { makePages, pageHeaders, NotFound } = require('./pages');
+const { makePages, pageHeaders, NotFound, BadInput } = require('./pages');
 const { makeResolver } = require('./resolver');
 
 // The resolver the settings name; a setting it refuses is said, not thrown.
@@ -134,7 +134,7 @@ async function servePage(req, res, parts) {
     } else if (req.method === 'POST') {
       throw new HttpError(405, 'this page takes no form');
     } else {
-      body = await pages.render(parts, ctx);
+      body = await pages.render(parts, ctx, new URL(req.url, 'http://site').searchParams);
       if (body === null) throw new NotFound('this site has no such page');
     }
   } catch (err) {
@@ -143,6 +143,9 @@ async function servePage(req, res, parts) {
     if (err instanceof NotFound) {
       status = 404;
       message = `Not found: ${err.message}.`;
+    } else if (err instanceof BadInput) {
+      status = 400;
+      message = `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}.`;
     } else if (err instanceof HttpError || err instanceof BodyError) {
       status = err.status;
       message = `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}.`;
@@ -203,7 +206,7 @@ async function handle(req, res) {
         note = `error: ${err.message}`;
         send(res, 200, { error: err.message });   // OpenBench's way
       }
-    } else if (parts.length === 0 || ['index', 'greens', 'user', 'test', 'login', 'logout', 'register', 'users', 'machines', 'machine', 'events', 'errors'].includes(parts[0])) {
+    } else if (parts.length === 0 || ['index', 'greens', 'user', 'search', 'test', 'login', 'logout', 'register', 'users', 'machines', 'machine', 'events', 'errors'].includes(parts[0])) {
       allow(['GET', 'HEAD', 'POST']);
       note = await servePage(req, res, parts.map(decodeURIComponent));
     } else {

@@ -501,6 +501,22 @@ for my $case ([ '/user/nobody/', qr/there is no account nobody/ ], [ '/user/%3Cx
 	like($r->{content}, $case->[1], "GET $case->[0] says why");
 }
 
+# The search page.
+my $found = sub { my ($q) = @_; my $c = $http->get("$base/search/?$q")->{content}; return join(',', sort { $a <=> $b } $c =~ m{<a href="/test/([0-9]+)/">}g); };
+is($found->('author=bob'), $bobs, 'search by author: bob\'s test');
+is($found->('state=passed'), $id, 'search by state: the test that passed');
+is($found->('words=FAST'), join(',', sort { $a <=> $b } $id, $made), 'search by a word of the branch names, any case');
+is($found->('engine=Weiss&state=pending'), '', 'search: no pending test');
+for my $case ([ 'state=king', qr/State must be one of any, pending, active, finished, passed, failed, not &quot;king&quot;/ ],
+	[ 'author=a&author=b', qr/Author was given more than once/ ], [ 'words=' . ('x' x 65), qr/Each field holds at most 64 characters/ ])
+{
+	$r = $http->get("$base/search/?$case->[0]");
+	is($r->{status}, 400, "search $case->[0]: 400");
+	like($r->{content}, $case->[1], "search $case->[0] says why");
+}
+$r = $http->get("$base/search/?words=%3Cscript%3E");
+unlike($r->{content}, qr/<script>/, 'search: words given as markup are shown as text');
+
 %jar = %alice_jar;
 $r = browse('POST', '/logout/', { csrf => token(browse('GET', '/index/')->{content}) });
 is($r->{status}, 303, 'alice logs out');
