@@ -6,12 +6,20 @@
 //   GET api/config/ENGINE/    that engine's build settings, or its error
 //   GET api/pgns/ID/          ID.pgn.tar: the test's PGNs, one .pgn.bz2 per
 //                             workload, once the test has finished
+//   GET api/workload/ID/results/   {"results": [...]}: each workload that
+//                             played (or whose machine is on it now): the
+//                             machine, its owner, games, pentanomial counts,
+//                             time losses, crashes, active
+//   GET api/workload/ID/summary/   {"summary": {user, cpu_name, isa_name}}:
+//                             pentanomial totals grouped three ways, each
+//                             with its Elo +- and share of the pairs
 //
 // Anyone may call them, as on an OpenBench server that does not require a
 // login to view.
 
 const fs = require('node:fs');
 const path = require('node:path');
+const stats = require('./stats');
 
 // An OpenBench API refusal: {"error": message} with status 200.
 class ApiError extends Error {}
@@ -83,7 +91,55 @@ function makeApi(db, { dataDir }) {
     return `${files.length} PGNs`;
   }
 
-  return { config, pgns };
+  async function workload(idText, query) {
+    if (!/^[1-9][0-9]{0,17}$/.test(idText)) throw new ApiError('Requested Workload Id does not exist');
+    const { rows: tests } = await db.query('SELECT 1 FROM openbench.test WHERE id = $1', [idText]);
+    if (tests.length === 0) throw new ApiError('Requested Workload Id does not exist');
+    if (query === 'results') {
+      const { rows } = await db.query(
+        `SELECT r.host_id, a.name, r.games, r.ll, r.ld, r.dd, r.dw, r.ww, r.timelosses, r.crashes,
+                m.last_seen > now() - interval '1 minute'
+                AND r.id = (SELECT max(x.id) FROM openbench.result x WHERE x.host_id = r.host_id) AS active
+           FROM openbench.result r JOIN openbench.machine m ON m.host_id = r.host_id
+           JOIN openbench.account a ON a.id = m.account_id
+          WHERE r.test_id = $1 ORDER BY r.id`, [idText]);
+      return {
+        results: rows.filter((r) => Number(r.games) > 0 || r.active).map((r) => ({
+          machine__id: Number(r.host_id), machine__user__username: r.name, games: Number(r.games),
+          LL: Number(r.ll), LD: Number(r.ld), DD: Number(r.dd), DW: Number(r.dw), WW: Number(r.ww),
+          timeloss: Number(r.timelosses), crashes: Number(r.crashes), active: r.active,
+        })),
+      };
+    }
+    if (query === 'summary') {
+      const { rows } = await db.query(
+        `SELECT a.name, m.info ->> 'cpu_name' AS cpu_name, m.info ->> 'isa_name' AS isa_name, r.ll, r.ld, r.dd, r.dw, r.ww
+           FROM openbench.result r JOIN openbench.machine m ON m.host_id = r.host_id
+           JOIN openbench.account a ON a.id = m.account_id WHERE r.test_id = $1`, [idText]);
+      const group = (key) => {
+        const totals = new Map();
+        for (const r of rows) {
+          const k = r[key] || 'Unknown';
+          const t = totals.get(k) ?? [0, 0, 0, 0, 0];
+          ['ll', 'ld', 'dd', 'dw', 'ww'].forEach((c, i) => { t[i] += Number(r[c]); });
+          totals.set(k, t);
+        }
+        const all = [...totals.values()].reduce((s, t) => s + t.reduce((a, b) => a + b, 0), 0);
+        return [...totals].map(([k, t]) => {
+          const pairs = t.reduce((a, b) => a + b, 0);
+          const [lower, elo, upper] = stats.elo(t);
+          return {
+            key: k, penta: `(${t.join(', ')})`, elo: `${elo.toFixed(2)} \u00b1 ${((upper - lower) / 2).toFixed(2)}`,
+            pairs, percent: (all ? (100 * pairs) / all : 0).toFixed(2),
+          };
+        }).sort((a, b) => b.pairs - a.pairs);
+      };
+      return { summary: { user: group('name'), cpu_name: group('cpu_name'), isa_name: group('isa_name') } };
+    }
+    throw new ApiError('Valid /query/ endpoints are: [ results, summary ]');
+  }
+
+  return { config, pgns, workload };
 }
 
 module.exports = { makeApi, ApiError, tarHeader };

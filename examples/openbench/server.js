@@ -196,10 +196,12 @@ async function handle(req, res) {
       allow(['POST']);
       const form = parseForm(await readBody(req, limits.maxFormBytes), req.headers['content-type']);
       note = await networks.download(res, decodeURIComponent(parts[2]), decodeURIComponent(parts[3]), form);
-    } else if (parts[0] === 'api' && ((parts[1] === 'config' && parts.length <= 3) || (parts[1] === 'pgns' && parts.length === 3))) {
+    } else if (parts[0] === 'api' && ((parts[1] === 'config' && parts.length <= 3) || (parts[1] === 'pgns' && parts.length === 3)
+                                      || (parts[1] === 'workload' && parts.length === 4))) {
       allow(['GET', 'POST']);
       try {
         if (parts[1] === 'config') send(res, 200, await api.config(parts[2] === undefined ? undefined : decodeURIComponent(parts[2])));
+        else if (parts[1] === 'workload') send(res, 200, await api.workload(parts[2], parts[3]));
         else note = await api.pgns(res, parts[2]);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;

@@ -485,6 +485,21 @@ my $tar = Archive::Tar->new($tarfh);
 is_deeply([ map { $_->name } $tar ? $tar->get_files : () ], ["$id.$result_id.1.pgn.bz2"], 'a tar of the one PGN file');
 ok($tar && $tar->get_content("$id.$result_id.1.pgn.bz2") eq $pgn, 'holding its bytes');
 
+# api/workload/ID/results|summary, OpenBench's fields.
+sql('UPDATE openbench.machine SET last_seen = now() - interval \'1 hour\' WHERE host_id = 7');
+is_deeply(decode_json($http->get("$base/api/workload/$id/results/")->{content}),
+	{ results => [ { machine__id => 7, machine__user__username => 'alice', games => 120, LL => 2, LD => 10, DD => 30, DW => 12,
+	    WW => 6, timeloss => 0, crashes => 0, active => JSON::PP::false } ] },
+	'api/workload/ID/results/: the workload, its machine and owner, counts, not active');
+my $summary = decode_json($http->get("$base/api/workload/$id/summary/")->{content});
+is_deeply($summary->{summary}{user}, [ { key => 'alice', penta => '(2, 10, 30, 12, 6)', elo => "29.02 \x{b1} 42.42", pairs => 60, percent => '100.00' } ],
+	'api/workload/ID/summary/: by user, with the Elo +- half the interval');
+is($summary->{summary}{cpu_name}[0]{key}, 'Unknown', 'by CPU: a machine that named none is Unknown');
+is_deeply(decode_json($http->get("$base/api/workload/$id/bogus/")->{content}), { error => 'Valid /query/ endpoints are: [ results, summary ]' },
+	'api/workload/ID/bogus/: the valid queries');
+is_deeply(decode_json($http->get("$base/api/workload/abc/results/")->{content}), { error => 'Requested Workload Id does not exist' },
+	'api/workload/abc/results/: OpenBench\'s error');
+
 # The lists of one account's tests and of the tests that passed.
 $r = $http->get("$base/user/bob/");
 like($r->{content}, qr{/test/$bobs/}, 'bob\'s tests list his test');
