@@ -57,6 +57,18 @@ for my $file (sort glob("$dir/*_test.js"))
 	};
 }
 
+# The git daemon and the server this test starts: stopped at its end, even
+# when a failed check or a die ends it early.
+my ($daemon, $server);
+END
+{
+	local $?;   # the test's exit status, not the kill's
+	for my $h (grep { defined } $server, $daemon)
+	{
+		$h->kill_kill if $h->pumpable;
+	}
+}
+
 # ---------------------------------------------------------------------------
 # The site's pages.
 my $pg = PostgreSQL::Test::Cluster->new('site');
@@ -171,7 +183,10 @@ PostgreSQL::Test::Utils::append_to_file("$repo/weiss.c", "/* none */\n");
 git(qw(commit --quiet -am), 'Forgot it');
 git(qw(checkout --quiet master));
 my $git_port = PostgreSQL::Test::Cluster::get_free_port();
-my $daemon = IPC::Run::start([ 'git', 'daemon', '--export-all', '--reuseaddr', '--listen=127.0.0.1', "--port=$git_port",
+# git-daemon itself (not "git daemon", whose child would outlive a kill)
+my $exec_path = `git --exec-path`;
+chomp $exec_path;
+$daemon = IPC::Run::start([ "$exec_path/git-daemon", '--export-all', '--reuseaddr', '--listen=127.0.0.1', "--port=$git_port",
 	"--base-path=$served", $served ], '<', \undef, '>', "$work/git-daemon.log", '2>&1');
 for (1 .. 600)   # up to two minutes on a busy machine
 {
@@ -188,7 +203,7 @@ like($bad_said, qr/^RESOLVER=git needs RESOLVER_REPOS: the URL prefixes of the r
 unlike($bad_said, qr/ at .*\.js:[0-9]+/, 'with no stack trace');
 
 my $port = PostgreSQL::Test::Cluster::get_free_port();
-my $server = IPC::Run::start([ $node, "$ob/server.js" ], '<', \undef, '>', "$work/server.log", '2>&1',
+$server = IPC::Run::start([ $node, "$ob/server.js" ], '<', \undef, '>', "$work/server.log", '2>&1',
 	init => sub {
 		@ENV{ keys %pgenv } = values %pgenv;
 		@ENV{qw(PGUSER PORT HOST DATA_DIR RESOLVER RESOLVER_REPOS SOURCE_ZIP_URL)} = ('openbench_web', $port, '127.0.0.1',
