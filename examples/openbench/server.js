@@ -196,6 +196,10 @@ async function handle(req, res) {
       allow(['POST']);
       const form = parseForm(await readBody(req, limits.maxFormBytes), req.headers['content-type']);
       note = await networks.download(res, decodeURIComponent(parts[2]), decodeURIComponent(parts[3]), form);
+    } else if (parts.length === 2 && parts[0] === 'api' && parts[1] === 'buildinfo') {
+      allow(['GET', 'POST']);
+      // OpenBench's api/buildinfo/: what the worker's clientGetBuildInfo gets
+      send(res, 200, (await machines.clientGetBuildInfo()).reply);
     } else if (parts[0] === 'api' && ((parts[1] === 'config' && parts.length <= 3) || (parts[1] === 'pgns' && parts.length === 3)
                                       || (parts[1] === 'workload' && parts.length === 4))) {
       allow(['GET', 'POST']);

@@ -500,6 +500,10 @@ my $tar = Archive::Tar->new($tarfh);
 is_deeply([ map { $_->name } $tar ? $tar->get_files : () ], ["$id.$result_id.1.pgn.bz2"], 'a tar of the one PGN file');
 ok($tar && $tar->get_content("$id.$result_id.1.pgn.bz2") eq $pgn, 'holding its bytes');
 
+is_deeply(decode_json($http->get("$base/api/buildinfo/")->{content}),
+	{ Weiss => { path => '', compilers => ['gcc>=10'], cpuflags => [], systems => ['Linux'], private => JSON::PP::false } },
+	'api/buildinfo/: each engine\'s build settings');
+
 # api/workload/ID/results|summary, OpenBench's fields.
 sql('UPDATE openbench.machine SET last_seen = now() - interval \'1 hour\' WHERE host_id = 7');
 is_deeply(decode_json($http->get("$base/api/workload/$id/results/")->{content}),
