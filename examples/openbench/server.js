@@ -11,16 +11,32 @@
 // README.md lists every setting.  The database login must be the one
 // setup.sql was run for: a member of allot_web, owning nothing.
 
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const { DatabaseError } = require('pg');
 const { makePool } = require('allot-common/database');
 const { log, serve, readBody, BodyError } = require('allot-common/http_server');
-const { envInt, envText } = require('allot-common/settings');
+const { envInt, envText, orExit, SettingError } = require('allot-common/settings');
 const { makeDb, Unavailable } = require('./db');
 const { BadRequest, parseForm } = require('./forms');
 const { makeMachines, Refused } = require('./machines');
 const { makeNetworks } = require('./networks');
+const { makeApi, ApiError } = require('./api');
+const { makePages, pageHeaders, NotFound, BadInput } = require('./pages');
+const { makeResolver } = require('./resolver');
+
+// The resolver the settings name; a setting it refuses is said, not thrown.
+function makeResolverSetting(settings) {
+  try {
+    return makeResolver(settings);
+  } catch (err) {
+    throw new SettingError(err.message);
+  }
+}
+const { makeSessions } = require('./sessions');
+const { makeSite } = require('./site');
+const { html, layout } = require('./html');
 const { makeResults } = require('./results');
 const { makeVerifier } = require('./secrets');
 const { makeWorkloads } = require('./workloads');
@@ -51,6 +67,20 @@ const machines = makeMachines(db, { verify, config });
 const results = makeResults(db, { dataDir, limits, log });
 const clientGetWorkload = makeWorkloads(db, { log });
 const networks = makeNetworks(db, { dataDir, account: machines.account });
+const pages = makePages(db);
+const api = makeApi(db, { dataDir });
+const sessions = makeSessions(db, {
+  idleDays: envInt('SESSION_IDLE_DAYS', 14), secureCookies: envText('COOKIE_SECURE', 'off', /^(on|off)$/) === 'on',
+});
+const resolver = orExit(() => makeResolverSetting({
+  kind: envText('RESOLVER', 'none', /^(none|git|github)$/),
+  prefixes: (process.env.RESOLVER_REPOS ?? '').split(',').map((p) => p.trim()).filter((p) => p !== ''),
+  dataDir,
+  githubApi: envText('GITHUB_API', 'https://api.github.com', URL_PATTERN),
+  githubToken: process.env.GITHUB_TOKEN || null,
+  sourceTemplate: envText('SOURCE_ZIP_URL', '{repo}/archive/{sha}.zip', /^[^\s]{1,2000}$/),
+}));
+const site = makeSite(db, { machines, resolver });
 
 // The worker's calls: who may make them, and how.  `machine`: the call
 // carries machine_id and secret, checked before the handler runs.
@@ -74,6 +104,64 @@ class HttpError extends Error {
     this.status = status;
     this.headers = headers;
   }
+}
+
+// A page of the web site (pages.js) or one of its forms (site.js), or its
+// error as a sentence on a page: 404 for a path that names nothing, 405
+// for a POST to a page, 503 while the database is away, 500 (logged, never
+// shown) for a fault of ours.
+async function servePage(req, res, parts) {
+  const nonce = crypto.randomBytes(16).toString('base64');
+  let status = 200;
+  let body;
+  let note = '';
+  const out = { cookies: [] };
+  let ctx = { session: { account: null, csrf: '' }, sessions, nonce };
+  try {
+    ctx.session = await sessions.load(req);
+    out.cookies.push(...ctx.session.cookies);
+    const readForm = async () => parseForm(await readBody(req, limits.maxFormBytes), req.headers['content-type']);
+    const answer = await site.handle(ctx, req.method === 'HEAD' ? 'GET' : req.method, parts, readForm, out);
+    if (answer?.redirect) {
+      res.writeHead(303, { Location: answer.redirect.location, 'Cache-Control': 'no-store', 'Set-Cookie': out.cookies, 'Content-Length': 0 });
+      res.end();
+      return `-> ${answer.redirect.location}`;
+    }
+    if (answer?.page) {
+      body = String(answer.page);
+      status = answer.status ?? 200;
+      if (status !== 200) note = `refused: ${status}`;
+    } else if (req.method === 'POST') {
+      throw new HttpError(405, 'this page takes no form');
+    } else {
+      body = await pages.render(parts, ctx, new URL(req.url, 'http://site').searchParams);
+      if (body === null) throw new NotFound('this site has no such page');
+    }
+  } catch (err) {
+    let message = 'Something went wrong on the server; it is logged.';
+    status = 500;
+    if (err instanceof NotFound) {
+      status = 404;
+      message = `Not found: ${err.message}.`;
+    } else if (err instanceof BadInput) {
+      status = 400;
+      message = `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}.`;
+    } else if (err instanceof HttpError || err instanceof BodyError) {
+      status = err.status;
+      message = `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}.`;
+    } else if (err instanceof Unavailable) {
+      status = 503;
+      message = `${err.message}; try again shortly.`;
+    } else {
+      log(`internal error on ${req.method} ${req.url.slice(0, 200)}: ${err.stack ?? err}`);
+    }
+    note = `error: ${message}`;
+    body = String(layout(ctx, 'Sorry', html`<p id="message">${message}</p>`));
+  }
+  const bytes = Buffer.from(body);
+  res.writeHead(status, { ...pageHeaders(nonce), 'Content-Length': bytes.length, 'Set-Cookie': out.cookies });
+  res.end(req.method === 'HEAD' ? undefined : bytes);
+  return note;
 }
 
 function send(res, status, body, headers = {}) {
@@ -108,6 +196,25 @@ async function handle(req, res) {
       allow(['POST']);
       const form = parseForm(await readBody(req, limits.maxFormBytes), req.headers['content-type']);
       note = await networks.download(res, decodeURIComponent(parts[2]), decodeURIComponent(parts[3]), form);
+    } else if (parts.length === 2 && parts[0] === 'api' && parts[1] === 'buildinfo') {
+      allow(['GET', 'POST']);
+      // OpenBench's api/buildinfo/: what the worker's clientGetBuildInfo gets
+      send(res, 200, (await machines.clientGetBuildInfo()).reply);
+    } else if (parts[0] === 'api' && ((parts[1] === 'config' && parts.length <= 3) || (parts[1] === 'pgns' && parts.length === 3)
+                                      || (parts[1] === 'workload' && parts.length === 4))) {
+      allow(['GET', 'POST']);
+      try {
+        if (parts[1] === 'config') send(res, 200, await api.config(parts[2] === undefined ? undefined : decodeURIComponent(parts[2])));
+        else if (parts[1] === 'workload') send(res, 200, await api.workload(parts[2], parts[3]));
+        else note = await api.pgns(res, parts[2]);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        note = `error: ${err.message}`;
+        send(res, 200, { error: err.message });   // OpenBench's way
+      }
+    } else if (parts.length === 0 || ['index', 'greens', 'user', 'search', 'test', 'login', 'logout', 'register', 'users', 'machines', 'machine', 'events', 'errors'].includes(parts[0])) {
+      allow(['GET', 'HEAD', 'POST']);
+      note = await servePage(req, res, parts.map(decodeURIComponent));
     } else {
       throw new HttpError(404, `no such call: ${urlPath.slice(0, 100)}`);
     }
