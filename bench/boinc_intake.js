@@ -23,7 +23,11 @@ const { request, post, newHost, REFUSAL } = require('./boinc_request');
 const [url, authenticator, hostsFile, roundsArg] = process.argv.slice(2);
 const rounds = Number(roundsArg ?? 7);
 
-const hosts = fs.readFileSync(hostsFile, 'utf8').trim().split('\n').map((line, n) => newHost(n, Number(line.split(' ')[0])));
+// HOSTS_FILE: host id, host_cpid, next rpc_seqno, results (boinc_load.js).
+const hosts = fs.readFileSync(hostsFile, 'utf8').trim().split('\n').map((line, n) => {
+  const [id, , seqno] = line.split(' ');
+  return Object.assign(newHost(n, Number(id)), { seqno: Number(seqno) || 0 });
+});
 if (hosts.length < 2) throw new Error(`${hostsFile}: two hosts are needed`);
 const idle = (text) => text.replace(/<(work_req_seconds|cpu_req_secs|cpu_req_instances)>[^<]*</g, '<$1>0.000000<');
 

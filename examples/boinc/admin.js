@@ -18,6 +18,9 @@
 //                                               hosts have not asked since; delete their uploads
 //   node admin.js merge-hosts KEEP GONE         host GONE is host KEEP come back under a new id:
 //                                               allot.merge_host, and the front end's rows
+//   node admin.js notice --title TEXT --text TEXT [--account ID]
+//                                               a notice: the project's news, or one account's own;
+//                                               clients show it within an hour (notices.php)
 //
 // Schedule `node admin.js validate` and `node admin.js sweep` beside the
 // pg_cron transitioner (cron, a systemd timer): validate marks jobs valid,
@@ -35,15 +38,19 @@ const files = require('./files');
 const signing = require('./signing');
 const { newKey, keyHash } = require('./accounts');
 const { makeResults } = require('./results');
+const notices = require('./notices');
 
 const dataDir = path.resolve(process.env.DATA_DIR || 'data');
 
 // BOINC's names for allot's coprocessor types.
 const BOINC_COPROC = { nvidia: 'NVIDIA', amd: 'ATI', intel: 'intel_gpu' };
 
-// The limits of boinc.account.name and boinc.workunit.command_line (schema.sql).
+// The limits of boinc.account.name, boinc.workunit.command_line and a
+// notice's title and text (schema.sql).
 const MAX_NAME = 254;
 const MAX_COMMAND_LINE = 4096;
+const MAX_TITLE = 200;
+const MAX_NOTICE = 4000;
 
 const withDb = (fn) => connect('allot-boinc-admin', fn);
 
@@ -283,6 +290,24 @@ const commands = {
                   `${moved.rowCount} result(s) in the front end`);
     }));
   },
+
+  async notice(args) {
+    const o = options(args, ['title', 'text', 'account']);
+    for (const [name, max] of [['title', MAX_TITLE], ['text', MAX_NOTICE]]) {
+      const v = o[name] ?? '';
+      if (v.trim() === '') throw new UsageError(`--${name} is required`);
+      if (v.length > max) throw new UsageError(`--${name} must be at most ${max} characters, not ${v.length}`);
+    }
+    const account = o.account === undefined ? null : positiveInt(o.account, 'account');
+    const id = await withDb(async (db) => transaction(db, async () => {
+      if (account !== null) {
+        const { rows } = await db.query('SELECT 1 FROM boinc.account WHERE id = $1', [account]);
+        if (rows.length === 0) throw new Refused(`the front end has no account ${account}`);
+      }
+      return notices.post(db, account, o.title, o.text);
+    }));
+    console.log(`notice ${id} for ${account === null ? 'everyone' : `account ${account}`}: ${o.title}`);
+  },
 };
 
-run(commands, 'usage: node admin.js setup | add-account NAME | add-app-version ... | submit ... [--quorum Q] | validate [--check PROGRAM] | sweep | merge-hosts KEEP GONE');
+run(commands, 'usage: node admin.js setup | add-account NAME | add-app-version ... | submit ... [--quorum Q] | validate [--check PROGRAM] | sweep | merge-hosts KEEP GONE | notice --title T --text T [--account ID]');

@@ -20,6 +20,12 @@ ALTER TABLE boinc.account
     -- which statistics sites match across projects.
     ADD COLUMN IF NOT EXISTS cross_project_id text NOT NULL
         DEFAULT replace(gen_random_uuid()::text, '-', '') CHECK (cross_project_id ~ '^[0-9a-f]{32}$');
+-- What the volunteer chose (the preferences page, an account manager's
+-- am_set_info.php): the project's share of her computers, sent to each of
+-- them as <project_preferences> (BOINC's default 100).
+ALTER TABLE boinc.account
+    ADD COLUMN IF NOT EXISTS resource_share double precision NOT NULL DEFAULT 100
+        CHECK (resource_share >= 0 AND resource_share <= 1e6);
 COMMENT ON TABLE boinc.account IS 'Volunteer accounts; a client names its account by one of its keys (boinc.account_key)';
 
 -- An account's keys (BOINC's authenticators): 128 random bits each, given
@@ -37,6 +43,45 @@ CREATE TABLE IF NOT EXISTS boinc.account_key (
 );
 CREATE INDEX IF NOT EXISTS account_key_account_idx ON boinc.account_key (account_id);
 COMMENT ON TABLE boinc.account_key IS 'The SHA-256 of each key (authenticator) of an account, and when it was last used';
+
+-- Web sessions (web_pages.js): a browser that logged in with the password
+-- holds a cookie of 128 random bits; only its SHA-256 is kept, with the
+-- token its forms must carry (against cross-site requests).  A session
+-- lasts SESSION_SECS from the login; a password reset ends them all.
+CREATE TABLE IF NOT EXISTS boinc.web_session (
+    key_sha256 bytea PRIMARY KEY CHECK (length(key_sha256) = 32),
+    account_id bigint NOT NULL REFERENCES boinc.account ON DELETE CASCADE,
+    form_token text NOT NULL CHECK (form_token ~ '^[0-9a-f]{32}$'),
+    created_at timestamptz NOT NULL DEFAULT now(),
+    expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS web_session_account_idx ON boinc.web_session (account_id);
+COMMENT ON TABLE boinc.web_session IS 'Logins of the web pages: the SHA-256 of each session cookie, its account and its form token';
+
+-- Password resets: one token per account (128 random bits, kept as their
+-- SHA-256), mailed by the operator's MAIL_COMMAND, valid for an hour, used
+-- once.
+CREATE TABLE IF NOT EXISTS boinc.password_reset (
+    token_sha256 bytea NOT NULL UNIQUE CHECK (length(token_sha256) = 32),
+    account_id   bigint PRIMARY KEY REFERENCES boinc.account ON DELETE CASCADE,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    expires_at   timestamptz NOT NULL
+);
+COMMENT ON TABLE boinc.password_reset IS 'The SHA-256 of the password reset token last mailed to each account, and until when it is good';
+
+-- Notices, as the client reads them (notices.php, RSS): the project's news
+-- (account_id NULL, posted with admin.js notice) and an account's own (its
+-- password or email address changed).  Clients show those of the last 30
+-- days.
+CREATE TABLE IF NOT EXISTS boinc.notice (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    account_id bigint REFERENCES boinc.account ON DELETE CASCADE,
+    title      text NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+    body       text NOT NULL CHECK (length(body) BETWEEN 1 AND 4000),
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS notice_account_idx ON boinc.notice (account_id, created_at);
+COMMENT ON TABLE boinc.notice IS 'Notices for the clients: the project''s news (no account) and each account''s own';
 
 -- The front end before issue 21 kept one key per account, in the account.
 DO $$

@@ -1,8 +1,10 @@
 'use strict';
 // A BOINC project served by allot: the master page, the scheduler, file
-// downloads and the upload handler, the pages volunteers' tools call, the
-// statistics exports and the farm's status page, in one process over one
-// connection pool.  Settings come from the environment:
+// downloads and the upload handler, the pages volunteers' tools and account
+// managers call, the volunteers' own pages (login, preferences, password
+// reset), their notices, the statistics exports and the farm's status page,
+// in one process over one connection pool.  Settings come from the
+// environment:
 //
 //   PORT=8081 HOST=127.0.0.1 URL=http://boinc.example.org/ DATA_DIR=/srv/boinc \
 //   PROJECT_NAME='My project' PGDATABASE=farm PGUSER=boinc_web node server.js
@@ -17,12 +19,15 @@ const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const { makePool, makeDb, Unavailable } = require('allot-common/database');
-const { log, serve } = require('allot-common/http_server');
+const { log, serve, readBody, BodyError } = require('allot-common/http_server');
 const { envInt, orExit } = require('allot-common/settings');
 const { makeScheduler } = require('./scheduler');
 const { makeAccounts } = require('./accounts');
 const { makeResults } = require('./results');
-const { makeWebRpc } = require('./web_rpc');
+const { makeWebRpc, makeGuard } = require('./web_rpc');
+const { makeWebPages } = require('./web_pages');
+const { makeNotices } = require('./notices');
+const { makeMail } = require('./mail');
 const { makePages, PageError } = require('./pages');
 const { makeStats } = require('./stats');
 const files = require('./files');
@@ -56,6 +61,9 @@ const limits = {
   // How long a workload whose app version has no executable is not asked
   // for, per kind of host (results.js).
   excludeSecs: envInt('NO_EXECUTABLE_RETRY_SECS', 60),
+  // Hosts an account may have, and make in a day (hosts.js); 0: no limit.
+  maxHostsPerAccount: envInt('MAX_HOSTS_PER_ACCOUNT', 100),
+  newHostsPerDay: envInt('NEW_HOSTS_PER_DAY', 10),
 };
 
 let codeSignKey;
@@ -81,12 +89,17 @@ const accounts = makeAccounts(db, {
   cacheSize: envInt('ACCOUNT_KEY_CACHE', 10000),
 });
 const results = makeResults(db, config);
-const scheduler = makeScheduler(db, results, config);
+const notices = makeNotices(db, { ...config, noticePollSecs: envInt('NOTICE_POLL_SECS', 3600) });
+const scheduler = makeScheduler(db, results, notices, config);
+const guard = makeGuard({ passwordTries: envInt('PASSWORD_TRIES_PER_MINUTE', 10) });
 const webRpc = makeWebRpc(db, accounts, {
   ...config,
+  guard,
   accountCreation: (process.env.ACCOUNT_CREATION || 'closed') === 'open',
-  passwordTries: envInt('PASSWORD_TRIES_PER_MINUTE', 10),
 });
+const mail = makeMail({ command: process.env.MAIL_COMMAND || '', from: process.env.MAIL_FROM || '', log,
+  timeoutMs: envInt('MAIL_TIMEOUT_MS', 30000) });
+const webPages = makeWebPages(db, accounts, { ...config, guard, mail, sessionSecs: envInt('SESSION_SECS', 86400) });
 const pages = makePages(db, config);
 const stats = makeStats(db, { ...config, maxAgeSecs: envInt('STATS_MAX_AGE', 3600) });
 // The farm's status page when STATUS_PGUSER is set (examples/web/status.js);
@@ -162,15 +175,38 @@ async function schedule(req, res) {
   }
 }
 
-// The pages that answer GET with a query (web_rpc.js, pages.js).
+// The pages that answer GET with a query (web_rpc.js, notices.js, pages.js).
+const asXml = (body) => ({ type: 'text/xml', body });
 const queryPages = {
-  '/get_project_config.php': () => webRpc.projectConfig().then((body) => ({ type: 'text/xml', body })),
-  '/lookup_account.php': (req, params) => webRpc.lookupAccount(req, params).then((body) => ({ type: 'text/xml', body })),
-  '/create_account.php': (req, params) => webRpc.createAccount(req, params).then((body) => ({ type: 'text/xml', body })),
+  '/get_project_config.php': () => webRpc.projectConfig().then(asXml),
+  '/lookup_account.php': (req, params) => webRpc.lookupAccount(req, params).then(asXml),
+  '/create_account.php': (req, params) => webRpc.createAccount(req, params).then(asXml),
+  '/am_get_info.php': (req, params) => webRpc.amGetInfo(req, params).then(asXml),
+  '/notices.php': (req, params) => notices.feed(params).then((body) => ({ type: 'application/xml', body })),
   '/server_status.php': (req, params) => pages.serverStatus(params),
   '/show_user.php': (req, params) => pages.showUser(params),
   '/show_host_detail.php': (req, params) => pages.showHost(params),
 };
+
+// Headers of every page: nothing is loaded or run, a form posts only here.
+const PAGE_HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+};
+
+// A page's parameters: the query of a GET, the form of a POST (at most
+// 64 KiB, application/x-www-form-urlencoded).
+async function params(req) {
+  if (req.method !== 'POST') return new URL(req.url, 'http://query.invalid').searchParams;
+  const type = (req.headers['content-type'] ?? '').split(';', 1)[0].trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') {
+    throw new HttpError(415, 'a form must be application/x-www-form-urlencoded');
+  }
+  const body = await readBody(req, 65536).catch((err) => {
+    throw err instanceof BodyError ? new HttpError(err.status, err.message, err.headers) : err;
+  });
+  return new URLSearchParams(body.toString('utf8'));
+}
 
 async function handle(req, res) {
   const urlPath = req.url.split('?', 1)[0];
@@ -195,7 +231,15 @@ async function handle(req, res) {
     } else if (Object.hasOwn(queryPages, urlPath)) {
       route(['GET']);
       const { type, body } = await queryPages[urlPath](req, new URL(req.url, 'http://query.invalid').searchParams);
-      send(res, 200, type, body, { 'Content-Security-Policy': "default-src 'none'", 'X-Content-Type-Options': 'nosniff' });
+      send(res, 200, type, body, PAGE_HEADERS);
+    } else if (urlPath === '/am_set_info.php') {
+      // BOINC's takes its parameters from the query or a posted form.
+      route(['GET', 'POST']);
+      send(res, 200, 'text/xml', await webRpc.amSetInfo(req, await params(req)), PAGE_HEADERS);
+    } else if (webPages.methods(urlPath).length > 0) {
+      route(webPages.methods(urlPath));
+      const { status, type, body, headers = {} } = await webPages.answer(req, urlPath, await params(req));
+      send(res, status, type, body, { ...PAGE_HEADERS, ...headers });
     } else if (urlPath.startsWith('/stats/')) {
       route(['GET', 'HEAD']);
       if (!await stats.serve(req, res, urlPath.slice('/stats/'.length))) throw new HttpError(404, 'no such file');
