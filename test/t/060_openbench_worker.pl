@@ -73,11 +73,16 @@ sub elapsed { return sprintf('%.0f s', time - $started); }
 # (scripts/openbench_fixtures.py check).  Without them the test is skipped,
 # saying what is missing and how to get it; under CI=true it fails.
 # (scripts/test.sh passes the checkout's root as ALLOT_REPO: it tests a copy.)
-my $repo = abs_path($ENV{ALLOT_REPO} // "$ENV{TESTDIR}/..");
+# (The checkout may sit where this test's user cannot resolve its path, say
+# below root's own mktemp -d: then it is taken as given.)
+my $repo = $ENV{ALLOT_REPO} // "$ENV{TESTDIR}/..";
+$repo = abs_path($repo) // $repo;
+# The tree this test runs from (a copy its user can read) for the scripts.
+my $tree = abs_path("$ENV{TESTDIR}/..");
 my $cache_root = $ENV{ALLOT_CACHE}
   // ($> == 0 ? '/var/cache/allot' : ($ENV{XDG_CACHE_HOME} // "$ENV{HOME}/.cache") . '/allot');
 my ($shared, @why_not);
-for my $dir (grep { defined } $ENV{ALLOT_OPENBENCH_DIR}, abs_path("$repo/..") . '/shared/openbench',
+for my $dir (grep { defined } $ENV{ALLOT_OPENBENCH_DIR}, (abs_path("$repo/..") // "$repo/..") . '/shared/openbench',
 	"$cache_root/openbench")
 {
 	if (!-d $dir)
@@ -86,7 +91,7 @@ for my $dir (grep { defined } $ENV{ALLOT_OPENBENCH_DIR}, abs_path("$repo/..") . 
 		next;
 	}
 	my $problems = '';
-	if (IPC::Run::run([ '/usr/bin/python3', "$repo/scripts/openbench_fixtures.py", 'check', $dir ],
+	if (IPC::Run::run([ '/usr/bin/python3', "$tree/scripts/openbench_fixtures.py", 'check', $dir ],
 			'<', \undef, '>', \$problems, '2>&1'))
 	{
 		$shared = $dir;
@@ -168,7 +173,7 @@ if (-x $fastchess)
 }
 else
 {
-	$fastchess_build = IPC::Run::start([ 'bash', "$repo/scripts/build_fastchess.sh", $fastchess_zip, $fastchess ],
+	$fastchess_build = IPC::Run::start([ 'bash', "$tree/scripts/build_fastchess.sh", $fastchess_zip, $fastchess ],
 		'<', \undef, '>', $fastchess_log, '2>&1', init => sub { $ENV{TMPDIR} = $work });
 }
 
