@@ -154,7 +154,7 @@ is( $node->safe_psql('postgres',
 	my $scrypt = q{const c = require('node:crypto'); const [key, salt] = process.argv.slice(1);
 process.stdout.write(c.scryptSync(key, Buffer.from(salt, 'hex'), 32, {N: 32768, r: 8, p: 1, maxmem: 64 << 20}).toString('hex'));};
 	my ($out, $err) = ('', '');
-	IPC::Run::run([ 'node', '-e', $scrypt, $key{1}, $salt ], '<', \undef, '>', \$out, '2>', \$err);
+	IPC::Run::run([ 'node', '-e', $scrypt, '--', $key{1}, $salt ], '<', \undef, '>', \$out, '2>', \$err);
 	is($out, $hash, 'the stored hash is scrypt(key, salt) with those parameters') or diag($err);
 }
 
