@@ -12,6 +12,11 @@ OBJS = \
 	src/workload_cache.o \
 	src/table_read.o \
 	src/table_write.o \
+	src/assign_host.o \
+	src/assign_read.o \
+	src/assign_pick.o \
+	src/assign_commit.o \
+	src/assign.o \
 	src/assignment.o \
 	src/assignment_usage.o \
 	src/usage.o \
@@ -29,10 +34,15 @@ OBJS = \
 	src/report.o \
 	src/percentile.o \
 	src/app_unit_stats.o \
+	src/voices.o \
+	src/owner.o \
 	src/names.o \
 	src/retention.o \
 	src/transitioner_learn.o \
-	src/transitioner.o
+	src/share_history.o \
+	src/transitioner.o \
+	src/quorum.o \
+	src/validate.o
 
 DATA = $(wildcard allot--*.sql)
 
@@ -44,7 +54,7 @@ REGRESS = upgrade setup assign_examples capability selection_rules concurrency_s
 # isolation: concurrent sessions
 ISOLATION = assign_concurrent dispatch_concurrent lock_order \
 	heartbeat_assign fold_concurrent operator_edits pick_hints \
-	repeat_sweep retention
+	repeat_sweep share_history_concurrent host_write retention
 
 # Both get a throwaway cluster with pg_cron preloaded (test/regress.conf).
 REGRESS_OPTS   = --temp-instance=tmp_check --temp-config=test/regress.conf

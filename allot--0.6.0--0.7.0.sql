@@ -3,6 +3,1078 @@
 
 \echo Use "ALTER EXTENSION allot UPDATE TO '0.7.0'" to load this file. \quit
 
+
+/* ---------------------------------------------------------------------------
+ * The status page over time: each workload's share against its fair share,
+ * minute by minute, and when a workload finished.
+ *
+ * status_workload says what a workload's share is now, but nothing allot
+ * kept said what it was an hour ago: an assignment is replaced when its
+ * host moves on, a job sent again loses its first sending's times, and a
+ * workload's priority, throughput and state, which decide its fair share,
+ * keep no past.  So run_transitioner (pg_cron runs it every minute) copies
+ * what status_workload says into allot.share_history: a row per workload
+ * that is active or has a share or a fair share, a minute's rows written by
+ * the first run in that minute, at most allot.transitioner_batch rows a
+ * run.  The same runs
+ * delete the rows older than allot.share_history_retention (a day by
+ * default), at most allot.transitioner_batch a run, so the table holds
+ * about retention x workloads x one row a minute.  One run at a time
+ * records (it tries an advisory lock and skips the step when another run
+ * holds it), so concurrent runs never wait for each other here.  Unlike
+ * transitioner_run (this server's log of its runs) it is the farm's
+ * history, so pg_dump keeps it: a restored farm still draws its last day.
+ *
+ * A workload's finished_at is set when its state becomes finished, so the
+ * status page can still list a test that finished a while ago.
+ * ------------------------------------------------------------------------- */
+DO $$
+BEGIN
+    IF pg_catalog.current_setting('server_version_num')::int >= 150000 THEN
+        EXECUTE 'GRANT SET ON PARAMETER allot.share_history_retention TO allot_admin';
+    END IF;
+END
+$$;
+
+CREATE TABLE allot.share_history (
+    sampled_at  timestamptz NOT NULL,
+    workload_id bigint NOT NULL,
+    share       double precision NOT NULL,
+    fair_share  double precision NOT NULL,
+    used        double precision NOT NULL,
+    jobs        boolean NOT NULL,
+    CONSTRAINT share_history_pkey PRIMARY KEY (sampled_at, workload_id)
+);
+
+SELECT pg_catalog.pg_extension_config_dump('allot.share_history', '');
+
+COMMENT ON TABLE allot.share_history IS
+    'Each workload''s share and fair share, a row per workload and minute, written by run_transitioner and kept for allot.share_history_retention (allot writes)';
+COMMENT ON COLUMN allot.share_history.sampled_at IS 'The minute of the run''s now (UTC, seconds cut off)';
+COMMENT ON COLUMN allot.share_history.workload_id IS 'allot.workload.id (no foreign key: the history outlives a deleted workload)';
+COMMENT ON COLUMN allot.share_history.share IS 'status_workload.share at that minute';
+COMMENT ON COLUMN allot.share_history.fair_share IS 'status_workload.fair_share at that minute';
+COMMENT ON COLUMN allot.share_history.used IS 'What the share is a part of: threads (assignment), peak FLOPS (jobs), or REC under allot.fairness = recent';
+COMMENT ON COLUMN allot.share_history.jobs IS 'A job workload (shares of FLOPS); false: an assignment workload (shares of threads)';
+
+ALTER TABLE allot.workload ADD COLUMN finished_at timestamptz;
+COMMENT ON COLUMN allot.workload.finished_at IS
+    'When its state became finished (allot writes, from 0.7.0; NULL for a workload finished before, or not finished)';
+
+/* finished_at follows the state: set when a workload becomes finished
+ * (unless the same statement sets it, as a restore does), cleared when it
+ * leaves that state.  Only a change of state fires it. */
+CREATE FUNCTION allot.workload_finished_at() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NEW.state <> 'finished' THEN
+        NEW.finished_at := NULL;
+    ELSIF NEW.finished_at IS NULL
+          OR (TG_OP = 'UPDATE' AND OLD.state <> 'finished'
+              AND NEW.finished_at IS NOT DISTINCT FROM OLD.finished_at) THEN
+        NEW.finished_at := pg_catalog.now();
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION allot.workload_finished_at() IS
+    'Row trigger on allot.workload: finished_at is when its state became finished';
+CREATE TRIGGER workload_finished_at_insert BEFORE INSERT ON allot.workload
+    FOR EACH ROW WHEN (NEW.state = 'finished' OR NEW.finished_at IS NOT NULL)
+    EXECUTE FUNCTION allot.workload_finished_at();
+CREATE TRIGGER workload_finished_at_update BEFORE UPDATE OF state, finished_at ON allot.workload
+    FOR EACH ROW WHEN (NEW.state IS DISTINCT FROM OLD.state OR NEW.finished_at IS DISTINCT FROM OLD.finished_at)
+    EXECUTE FUNCTION allot.workload_finished_at();
+
+/* The record of each run counts what it did to the history. */
+ALTER TABLE allot.transitioner_run
+    ADD COLUMN shares_recorded bigint NOT NULL DEFAULT 0,
+    ADD COLUMN shares_deleted bigint NOT NULL DEFAULT 0;
+COMMENT ON COLUMN allot.transitioner_run.shares_recorded IS 'Rows written to allot.share_history';
+COMMENT ON COLUMN allot.transitioner_run.shares_deleted IS 'Rows of allot.share_history past allot.share_history_retention deleted';
+
+/* The settings the views use, and now how long the history is kept. */
+CREATE OR REPLACE VIEW allot.status_settings AS
+SELECT coalesce(nullif(pg_catalog.current_setting('allot.fairness', true), ''), 'current')
+           AS fairness,
+       coalesce(nullif(pg_catalog.current_setting('allot.balance_engine_throughputs', true), ''),
+                'off')::boolean AS balance_engine_throughputs,
+       coalesce(nullif(pg_catalog.current_setting('allot.rec_half_life', true), ''), '10d')::interval
+           AS rec_half_life,
+       coalesce(nullif(pg_catalog.current_setting('allot.assignment_ttl', true), ''), '2min')::interval
+           AS assignment_ttl,
+       coalesce(nullif(pg_catalog.current_setting('allot.share_history_retention', true), ''),
+                '1d')::interval AS share_history_retention;
+COMMENT ON COLUMN allot.status_settings.share_history_retention IS
+    'allot.share_history_retention: how long allot.status_share_history keeps its rows';
+
+/* status_workload, as in 0.5.0, with when the workload finished.  And a job
+ * workload that never had a job is not in contention: 0.5.0 left its
+ * contending NULL (no job_usage row), so it took a fair share. */
+CREATE OR REPLACE VIEW allot.status_workload AS
+WITH w AS (
+    SELECT w.id, w.name, w.app_id IS NOT NULL AS jobs, w.engine, a.name AS app, w.priority,
+           w.state, w.throughput,
+           CASE WHEN w.app_id IS NULL THEN coalesce(wu.hosts, 0) END AS hosts,
+           CASE WHEN w.app_id IS NULL THEN coalesce(wu.threads + wu.focus_threads, 0) END AS threads,
+           CASE WHEN w.app_id IS NOT NULL THEN coalesce(ju.mflops, 0) * 1e6::float8 END AS peak_flops,
+           ju.unsent, ju.in_progress, ju.done, ju.error, a.est_flops_per_au,
+           cr.rec, cr.debt,
+           w.state = 'active' AND (w.app_id IS NULL OR coalesce(ju.unsent, 0) > 0) AS contending,
+           s.fairness, s.balance_engine_throughputs AND s.fairness <> 'debt' AS balance,
+           w.finished_at
+      FROM allot.workload w
+     CROSS JOIN allot.status_settings s
+      LEFT JOIN allot.workload_usage wu ON wu.workload_id = w.id
+      LEFT JOIN LATERAL (
+          -- job_usage keeps a row per shard: the workload's is their sum
+          SELECT sum(u.unsent)::bigint AS unsent, sum(u.in_progress)::bigint AS in_progress,
+                 sum(u.mflops) AS mflops, sum(u.done)::bigint AS done, sum(u.error)::bigint AS error
+            FROM allot.job_usage u WHERE u.workload_id = w.id
+          HAVING count(*) > 0) ju ON true
+      LEFT JOIN allot.app a ON a.id = w.app_id
+      LEFT JOIN LATERAL (
+          -- REC decayed to now as allot.decay does: no decay for a negative
+          -- age, 0 past 1000 half-lives or below 1e-6 (never an underflow).
+          SELECT sum(CASE WHEN x.age <= 0 THEN c.rec
+                          WHEN x.age >= 1000 * x.half_life OR c.rec < 1e-6 THEN 0
+                          ELSE c.rec * pg_catalog.power(0.5::float8, x.age / x.half_life) END) AS rec,
+                 sum(c.debt) AS debt
+            FROM allot.workload_credit c,
+                 LATERAL (SELECT extract(epoch FROM pg_catalog.now() - c.rec_at)::float8 AS age,
+                                 extract(epoch FROM s.rec_half_life)::float8 AS half_life) x
+           WHERE c.workload_id = w.id) cr ON true),
+top AS (
+    SELECT w.*,
+           w.contending AND w.priority = max(w.priority) FILTER (WHERE w.contending)
+                                             OVER (PARTITION BY w.jobs) AS fair_in
+      FROM w),
+effective AS (
+    SELECT top.*,
+           CASE WHEN NOT top.fair_in THEN 0
+                WHEN top.balance
+                THEN top.throughput / count(*) FILTER (WHERE top.fair_in)
+                                         OVER (PARTITION BY top.jobs, top.engine)
+                ELSE top.throughput END AS effective_throughput,
+           CASE WHEN top.fairness = 'recent' THEN coalesce(top.rec, 0)
+                WHEN top.jobs THEN top.peak_flops
+                ELSE top.threads END AS usage
+      FROM top)
+SELECT e.id AS workload_id, e.name,
+       CASE WHEN e.jobs THEN 'jobs' ELSE 'assignment' END AS kind,
+       e.engine, e.app, e.priority, e.state, e.throughput,
+       e.hosts, e.threads, e.peak_flops, e.fairness,
+       coalesce(e.usage / nullif(sum(e.usage) OVER (PARTITION BY e.jobs), 0), 0) AS share,
+       coalesce(e.effective_throughput
+                    / nullif(sum(e.effective_throughput) OVER (PARTITION BY e.jobs), 0), 0)
+           AS fair_share,
+       e.rec, e.debt,
+       e.unsent AS jobs_unsent, e.in_progress AS jobs_in_progress,
+       e.done AS jobs_done, e.error AS jobs_error, e.est_flops_per_au,
+       e.finished_at
+  FROM effective e
+ ORDER BY e.jobs, e.priority DESC, e.id;
+COMMENT ON COLUMN allot.status_workload.finished_at IS
+    'When its state became finished (set from 0.7.0 on); NULL when it is not finished or finished before';
+
+/* The runs, with what each did to the history. */
+CREATE OR REPLACE VIEW allot.status_transitioner AS
+SELECT r.run, r.started_at, r.finished_at,
+       extract(epoch FROM r.finished_at - r.started_at)::float8 * 1000 AS duration_ms,
+       r.now_given, r.fairness, r.timed_out, r.expired_assignments, r.reports_read,
+       r.flops_samples, r.flops_estimates, r.credited, r.debts_folded, r.hosts_seen,
+       r.shares_recorded, r.shares_deleted
+  FROM allot.transitioner_run r
+ ORDER BY r.run DESC;
+COMMENT ON COLUMN allot.status_transitioner.shares_recorded IS 'Rows written to the share history';
+COMMENT ON COLUMN allot.status_transitioner.shares_deleted IS 'Rows of the share history past its retention deleted';
+
+/* The history, as the status page reads it: a range of minutes is a range
+ * of the primary key. */
+CREATE VIEW allot.status_share_history AS
+SELECT h.sampled_at, h.workload_id, w.name,
+       CASE WHEN h.jobs THEN 'jobs' ELSE 'assignment' END AS kind,
+       h.share, h.fair_share, h.used
+  FROM allot.share_history h
+  LEFT JOIN allot.workload w ON w.id = h.workload_id;
+
+COMMENT ON VIEW allot.status_share_history IS
+    'Each workload''s share against its fair share over time: a row per workload and minute, as status_workload said it then, kept for allot.share_history_retention. '
+    'Cost: with WHERE sampled_at > ..., an index range of the rows asked for (workloads x minutes)';
+COMMENT ON COLUMN allot.status_share_history.sampled_at IS 'The minute (UTC) the transitioner took it, from the now it was given';
+COMMENT ON COLUMN allot.status_share_history.workload_id IS 'allot.workload.id';
+COMMENT ON COLUMN allot.status_share_history.name IS 'The workload''s name now; NULL once the workload is deleted';
+COMMENT ON COLUMN allot.status_share_history.kind IS 'assignment (shares of threads) or jobs (shares of peak FLOPS)';
+COMMENT ON COLUMN allot.status_share_history.share IS 'Its share then, 0 to 1, of its kind (status_workload.share)';
+COMMENT ON COLUMN allot.status_share_history.fair_share IS 'Its fair share then, 0 to 1 (status_workload.fair_share)';
+COMMENT ON COLUMN allot.status_share_history.used IS 'What it used then: threads, peak FLOPS, or under allot.fairness = recent its REC';
+
+REVOKE ALL ON allot.share_history FROM PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON allot.share_history TO allot_admin;
+GRANT SELECT ON allot.status_share_history TO allot_monitor, allot_admin;
+REVOKE ALL ON FUNCTION allot.workload_finished_at() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.workload_finished_at() TO allot_admin;
+
+
+/* ---------------------------------------------------------------------------
+ * assign_workload at a one-row UPDATE's cost (issue 33): no GUC switch
+ * where none is needed, and a row type looked up, not built, per call.
+ *
+ * A SET clause costs every call a GUC switch and back: the value parsed,
+ * the old one saved, both passed through their hooks; 0.6.0's repeat
+ * assignment spent 9% of its instructions on it, and a switch paid it once
+ * more for each firing of the usage trigger.  The search_path a statement
+ * is analysed under matters only to the statements a function runs.  So:
+ *   - assign_workload runs no statement at all for a repeat (its reads and
+ *     its write go to the tables directly); the first statement any other
+ *     request needs pins search_path = pg_catalog, pg_temp first, in C
+ *     (allot_pin_search_path, src/entry.c), exactly as the SET clause did.
+ *     It stays SECURITY DEFINER, owned by allot_owner: fmgr still switches
+ *     to the owner, which costs no GUC switch;
+ *   - assignment_usage_trigger pins it the same way before its statements,
+ *     and only if it is not already so: fired by a request's own statements
+ *     it is, so a switch pays nothing more;
+ *   - usage_signal_trigger runs no statement and looks no name up by path.
+ * A caller that puts its own schema before pg_catalog reaches none of
+ * their statements (test/pgtap/30_privileges.sql tries).
+ *
+ * A function declared RETURNS TABLE returns record with OUT parameters,
+ * whose row type every execution builds again from pg_proc (4% of a
+ * repeat).  assign_workload returns the same columns as a named row type,
+ * allot.assignment_reply, which the type cache keeps; so it is created
+ * again (a function's result type cannot be altered), with its grants.
+ * Its callers see the same columns and pass the same arguments by name.
+ * ------------------------------------------------------------------------- */
+CREATE TYPE allot.assignment_reply AS (
+    workload_id         bigint,
+    cutechess_count     int,
+    concurrency_per     int,
+    games_per_cutechess int,
+    focus_assigned      boolean,
+    repeated            boolean
+);
+COMMENT ON TYPE allot.assignment_reply IS
+    'What assign_workload returns: the workload assigned, its concurrency settings (seed 000), whether the host is focus-assigned and whether the workload was repeated';
+
+DROP FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint);
+CREATE FUNCTION allot.assign_workload(
+        host_id bigint,
+        now     timestamptz DEFAULT now(),
+        exclude bigint[]    DEFAULT '{}',
+        seed    bigint      DEFAULT NULL)
+    RETURNS SETOF allot.assignment_reply
+    LANGUAGE c VOLATILE CALLED ON NULL INPUT SECURITY DEFINER ROWS 1
+    AS 'MODULE_PATHNAME', 'allot_assign_workload';
+COMMENT ON FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint) IS
+    'Pick the fairest assignment workload the host can run (seed 000), record it, and return its concurrency settings; zero rows when nothing fits';
+ALTER FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint) OWNER TO allot_owner;
+REVOKE ALL ON FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.assign_workload(bigint, timestamptz, bigint[], bigint)
+    TO allot_web, allot_admin;
+
+ALTER FUNCTION allot.assignment_usage_trigger() RESET search_path;
+ALTER FUNCTION allot.usage_signal_trigger() RESET search_path;
+
+/* ---------------------------------------------------------------------------
+ * The watch list of lapsing assignments, signalled (issue 33).
+ *
+ * Every request read the list's horizon row and scanned the list for the
+ * assignments lapsed at its cutoff: a tenth of a repeat, and on a farm in
+ * service the scan finds nothing most of the time.  A backend now keeps
+ * what it last read (the generation, the horizon, the earliest seen_at
+ * listed) and reads again only after a signal: each statement that adds to
+ * the list or moves its horizon queues a relcache invalidation of an empty
+ * table, allot.assignment_watch_signal, which nobody opens, as
+ * workload_usage_signal does for the usage copy.  Sweeps take entries off
+ * the list, which cannot make a lapsed one appear, and signal nothing.  A
+ * request whose cutoff is up to the horizon and the earliest entry has
+ * nothing lapsed to subtract, and reads neither table
+ * (src/assignment_usage.c).
+ * ------------------------------------------------------------------------- */
+CREATE TABLE allot.assignment_watch_signal ();
+COMMENT ON TABLE allot.assignment_watch_signal IS
+    'Holds no rows: a change that adds to allot.assignment_watch or moves allot.assignment_horizon invalidates this table''s relcache entry, which tells every backend that what it knows of the watch list is stale';
+REVOKE ALL ON allot.assignment_watch_signal FROM PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON allot.assignment_watch_signal TO allot_admin;
+
+CREATE TRIGGER assignment_watch_signal
+    AFTER INSERT OR UPDATE ON allot.assignment_watch
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.usage_signal_trigger('assignment_watch_signal');
+CREATE TRIGGER assignment_horizon_signal
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON allot.assignment_horizon
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.usage_signal_trigger('assignment_watch_signal');
+
+
+/* ---------------------------------------------------------------------------
+ * A voice is earned (issue 30), part 1: owners.
+ *
+ * 0.6.0 gave each host one voice, but a host costs nothing to make: one
+ * account made 300 hosts in seconds.  From 0.7.0 a host may belong to an
+ * owner (a BOINC account, an OpenBench user, the operator): an opaque key
+ * the front end passes to register_host, or the operator sets.  Statistics
+ * and medians count owners, not hosts (src/voices.h): however many hosts an
+ * owner has, their reports share one voice.  A host without an owner is its
+ * own owner, as every host was before.  register_host refuses a host
+ * beyond allot.owner_max_hosts per owner, or beyond
+ * allot.owner_max_new_hosts_per_day made in the last 24 hours.
+ * ------------------------------------------------------------------------- */
+CREATE TABLE allot.owner (
+    id         bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    key        text NOT NULL UNIQUE,
+    trusted    boolean NOT NULL DEFAULT false,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT owner_key_length CHECK (length(key) BETWEEN 1 AND 200),
+    CONSTRAINT owner_key_shown CHECK (allot.name_problem(key) IS NULL)
+);
+COMMENT ON TABLE allot.owner IS
+    'Who owns hosts: a BOINC account, an OpenBench user, the operator. Each owner is one voice in statistics and medians, and never gets two replicas of a job';
+COMMENT ON COLUMN allot.owner.id IS 'Owner id (allot.host.owner_id)';
+COMMENT ON COLUMN allot.owner.key IS
+    'Opaque key the front end names the owner by (register_host''s owner), 1 to 200 characters with nothing hidden, unique';
+COMMENT ON COLUMN allot.owner.trusted IS
+    'The operator vouches for this owner''s hosts: their claims and results count as proven without quorum (the operator''s own machines)';
+COMMENT ON COLUMN allot.owner.created_at IS 'When the owner was first named';
+
+ALTER TABLE allot.host ADD COLUMN owner_id bigint REFERENCES allot.owner (id);
+COMMENT ON COLUMN allot.host.owner_id IS
+    'Its owner (allot.owner). NULL: the host is its own owner, one voice of its own';
+-- An owner's hosts, and those it registered lately, for the limits.
+CREATE INDEX host_owner_idx ON allot.host (owner_id, registered_at) WHERE owner_id IS NOT NULL;
+
+SELECT pg_catalog.pg_extension_config_dump('allot.owner', '');
+SELECT pg_catalog.pg_extension_config_dump('allot.owner_id_seq', '');
+
+/* Voices in the apps' arrays (src/voices.h): a host without an owner is
+ * its id, an owner is minus its id.  0.6.0 kept values from before it
+ * under -1, -2, ...: they move below -2^62, out of the owners' way, and
+ * stay a voice each. */
+UPDATE allot.app
+   SET cpu_sample_hosts = ARRAY(SELECT CASE WHEN h < 0 THEN h - 4611686018427387904 ELSE h END
+                                  FROM pg_catalog.unnest(cpu_sample_hosts) WITH ORDINALITY AS u(h, o)
+                                 ORDER BY o),
+       gpu_sample_hosts = ARRAY(SELECT CASE WHEN h < 0 THEN h - 4611686018427387904 ELSE h END
+                                  FROM pg_catalog.unnest(gpu_sample_hosts) WITH ORDINALITY AS u(h, o)
+                                 ORDER BY o)
+ WHERE EXISTS (SELECT FROM pg_catalog.unnest(cpu_sample_hosts || gpu_sample_hosts) h WHERE h < 0);
+
+COMMENT ON COLUMN allot.app.au_hosts IS
+    'Allot writes: the voice of each validated success its statistics come from, oldest first (at most allot.app_unit_window): the host''s id, or minus its owner''s id';
+COMMENT ON COLUMN allot.app.cpu_sample_hosts IS
+    'Allot writes: the voice of each value of cpu_samples, in the same order: the host''s id, or minus its owner''s id (below -2^62: a value kept from before 0.6.0, a voice of its own)';
+COMMENT ON COLUMN allot.app.actual_au_mean IS
+    'Mean app units of a validated success, each voice (owner) one voice, after screening, each report counted up to au_ratio_bound times its prediction';
+COMMENT ON COLUMN allot.app.predicted_au_mean IS
+    'Mean predicted app units of those reports, each voice (owner) one voice';
+COMMENT ON COLUMN allot.app.au_ratio_mean IS
+    'Mean of actual / predicted app units, each voice (owner) one voice, after screening, each ratio counted up to au_ratio_bound';
+COMMENT ON COLUMN allot.status_app.voices IS
+    'Voices among those reports (owners, or hosts without one): each one voice, however many reports it sent';
+COMMENT ON COLUMN allot.app.gpu_sample_hosts IS
+    'Allot writes: the voice of each value of gpu_samples, in the same order: the host''s id, or minus its owner''s id (below -2^62: a value kept from before 0.6.0, a voice of its own)';
+
+/* The limits register_host applies to an owner's hosts, as this session's
+ * settings say (C: loading the library applies the operator's values, and
+ * refuses while one could not be applied). */
+CREATE FUNCTION allot.owner_host_limits(OUT max_hosts int, OUT max_new_hosts_per_day int)
+    LANGUAGE c STABLE
+    SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'allot_owner_host_limits';
+COMMENT ON FUNCTION allot.owner_host_limits() IS
+    'allot.owner_max_hosts and allot.owner_max_new_hosts_per_day, the limits register_host applies to an owner''s hosts';
+
+DROP FUNCTION allot.register_host(bigint, text, text, text[], int, double precision, jsonb);
+CREATE FUNCTION allot.register_host(
+        host_id   bigint,
+        name      text,
+        os        text,
+        cpu_flags text[],
+        threads   int,
+        cpu_flops double precision,
+        coprocs   jsonb DEFAULT '{}',
+        owner     text DEFAULT NULL)
+    RETURNS bigint
+    LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    max_flags   CONSTANT int := 1024;
+    max_threads CONSTANT int := 4096;
+    flag        text;
+    flags       text[];
+    registered  timestamptz;
+    rsc         text;
+    spec        jsonb;
+    n           jsonb;
+    given       text[] := '{}';
+    counts      int[] := '{}';
+    peaks       double precision[] := '{}';
+    id_         bigint := host_id;
+    attempt     int;
+    owner_      bigint;
+    had_owner   bigint;
+    limits      record;
+    held        bigint;
+    lately      bigint;
+BEGIN
+    -- The host's own figures.
+    IF threads IS NULL THEN
+        RAISE EXCEPTION 'threads must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Pass the number of CPUs the host offers (BOINC: p_ncpus).';
+    END IF;
+    IF threads < 1 OR threads > max_threads THEN
+        RAISE EXCEPTION 'threads must be between 1 and %, not %', max_threads, threads
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF cpu_flops IS NOT NULL AND NOT (cpu_flops BETWEEN 1 AND 1e18) THEN
+        RAISE EXCEPTION 'cpu_flops must be between 1 and 1e+18, not %', cpu_flops
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass NULL when the host does not know its speed: allot then uses the fleet median.';
+    END IF;
+    IF length(name) > 255 OR name ~ '[[:cntrl:]]' THEN
+        RAISE EXCEPTION 'name must be at most 255 printable characters, not %',
+                        to_json(left(name, 40) || CASE WHEN length(name) > 40 THEN '...' ELSE '' END)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF length(os) > 64 OR os !~ '^[A-Za-z0-9][A-Za-z0-9_.+ -]*$' THEN
+        RAISE EXCEPTION 'os must be at most 64 letters, digits, spaces and "_.+-", not %',
+                        to_json(left(os, 40) || CASE WHEN length(os) > 40 THEN '...' ELSE '' END)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'App versions name the os they run on in allot.app_version.platform.';
+    END IF;
+    -- The owner: an opaque key, shown to people as a name is.
+    IF owner IS NOT NULL THEN
+        IF length(owner) NOT BETWEEN 1 AND 200 THEN
+            RAISE EXCEPTION 'owner must be 1 to 200 characters, not %',
+                            to_json(left(owner, 40) || CASE WHEN length(owner) > 40 THEN '...' ELSE '' END)
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Pass the front end''s key of the account the host belongs to, or NULL.';
+        END IF;
+        PERFORM allot.check_name('owner', owner);
+    END IF;
+
+    -- CPU flags: a plain list of short names.
+    IF cpu_flags IS NULL THEN
+        RAISE EXCEPTION 'cpu_flags must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Pass ''{}'' for a host without flags.';
+    END IF;
+    IF array_ndims(cpu_flags) > 1 THEN
+        RAISE EXCEPTION 'cpu_flags must be a one-dimensional array, not %-dimensional', array_ndims(cpu_flags)
+            USING ERRCODE = 'array_subscript_error';
+    END IF;
+    IF cardinality(cpu_flags) > max_flags THEN
+        RAISE EXCEPTION 'cpu_flags must hold at most % flags, not %', max_flags, cardinality(cpu_flags)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOREACH flag IN ARRAY cpu_flags LOOP
+        IF flag IS NULL THEN
+            RAISE EXCEPTION 'cpu_flags must not contain NULL'
+                USING ERRCODE = 'null_value_not_allowed';
+        END IF;
+        IF flag !~ '^[A-Za-z0-9_.+-]{1,64}$' THEN
+            RAISE EXCEPTION 'cpu flag % is not 1 to 64 letters, digits or "_.+-"',
+                            to_json(left(flag, 40) || CASE WHEN length(flag) > 40 THEN '...' ELSE '' END)
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END LOOP;
+    flags := ARRAY(SELECT DISTINCT f FROM unnest(cpu_flags) f ORDER BY f);
+
+    -- Coprocessors: {"nvidia": {"count": 2, "peak_flops": 1.2e13}, ...}.
+    coprocs := coalesce(coprocs, '{}');
+    IF jsonb_typeof(coprocs) <> 'object' THEN
+        RAISE EXCEPTION 'coprocs must be a JSON object, not %', left(coprocs::text, 40)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'For example {"nvidia": {"count": 1, "peak_flops": 1.2e13}}.';
+    END IF;
+    FOR rsc, spec IN SELECT key, value FROM jsonb_each(coprocs) ORDER BY key LOOP
+        IF rsc = 'cpu' OR NOT EXISTS (SELECT FROM allot.resource r WHERE r.name = rsc) THEN
+            RAISE EXCEPTION 'unknown coprocessor type % in coprocs', to_json(left(rsc, 40))
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Coprocessor types are the rows of allot.resource other than cpu.';
+        END IF;
+        IF jsonb_typeof(spec) <> 'object' THEN
+            RAISE EXCEPTION 'coprocs.% must be an object with count and peak_flops, not %', rsc, left(spec::text, 40)
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF spec - 'count' - 'peak_flops' <> '{}' THEN
+            RAISE EXCEPTION 'unknown key % in coprocs.%',
+                            to_json(left((SELECT min(k) FROM jsonb_object_keys(spec - 'count' - 'peak_flops') k), 40)), rsc
+                USING ERRCODE = 'invalid_parameter_value', HINT = 'A coprocessor has a count and a peak_flops.';
+        END IF;
+        n := spec -> 'count';
+        IF jsonb_typeof(n) IS DISTINCT FROM 'number' OR n::numeric <> trunc(n::numeric)
+           OR n::numeric NOT BETWEEN 1 AND 1024 THEN
+            RAISE EXCEPTION 'coprocs.%.count must be an integer between 1 and 1024, not %', rsc,
+                            coalesce(left(n::text, 40), 'missing')
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        counts := counts || n::numeric::int;
+        n := spec -> 'peak_flops';
+        IF jsonb_typeof(n) IS DISTINCT FROM 'number' OR n::numeric NOT BETWEEN 1 AND 1e18 THEN
+            RAISE EXCEPTION 'coprocs.%.peak_flops must be a number between 1 and 1e+18, not %', rsc,
+                            coalesce(left(n::text, 40), 'missing')
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        peaks := peaks || n::numeric::double precision;
+        given := given || rsc;
+    END LOOP;
+
+    IF id_ IS NOT NULL THEN
+        -- The host row first, as request_work locks it: one host's calls
+        -- are serialised and never deadlock with each other.
+        SELECT h.registered_at, h.owner_id INTO registered, had_owner
+          FROM allot.host h WHERE h.id = id_ FOR UPDATE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'host % does not exist', id_
+                USING ERRCODE = 'no_data_found';
+        END IF;
+        IF registered IS NULL THEN
+            RAISE EXCEPTION 'host % was added by the operator: register_host does not change it', id_
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = 'register_host updates only hosts it registered itself.';
+        END IF;
+    END IF;
+
+    -- A new host of an owner, or a host given its first owner, counts
+    -- against the owner's limits.  The owner's row is locked first, so that
+    -- its registrations take turns and cannot pass a limit together.
+    IF owner IS NOT NULL THEN
+        SELECT o.id INTO owner_ FROM allot.owner o WHERE o.key = owner;
+        IF id_ IS NOT NULL AND had_owner IS NOT NULL THEN
+            IF owner_ IS DISTINCT FROM had_owner THEN
+                RAISE EXCEPTION 'host % belongs to another owner', id_
+                    USING ERRCODE = 'insufficient_privilege',
+                          DETAIL = 'A host''s owner does not change through register_host.',
+                          HINT = 'Register the machine as a new host of this owner, or have the operator change allot.host.owner_id.';
+            END IF;
+        ELSE
+            INSERT INTO allot.owner AS o (key) VALUES (owner)
+            ON CONFLICT (key) DO UPDATE SET key = o.key
+            RETURNING o.id INTO owner_;
+            limits := allot.owner_host_limits();
+            SELECT count(*), count(*) FILTER (WHERE h.registered_at > now() - interval '1 day')
+              INTO held, lately
+              FROM allot.host h WHERE h.owner_id = owner_;
+            IF held >= limits.max_hosts THEN
+                RAISE EXCEPTION 'owner % has % hosts, the most allowed', to_json(left(owner, 40)), held
+                    USING ERRCODE = 'configuration_limit_exceeded',
+                          DETAIL = pg_catalog.format('allot.owner_max_hosts is %s.', limits.max_hosts),
+                          HINT = 'Merge or delete hosts the owner no longer uses (allot.merge_host), or raise allot.owner_max_hosts.';
+            END IF;
+            IF lately >= limits.max_new_hosts_per_day THEN
+                RAISE EXCEPTION 'owner % registered % hosts in the last 24 hours, the most allowed',
+                                to_json(left(owner, 40)), lately
+                    USING ERRCODE = 'configuration_limit_exceeded',
+                          DETAIL = pg_catalog.format('allot.owner_max_new_hosts_per_day is %s.', limits.max_new_hosts_per_day),
+                          HINT = 'Try again tomorrow, or raise allot.owner_max_new_hosts_per_day.';
+            END IF;
+        END IF;
+    END IF;
+
+    IF id_ IS NULL THEN
+        -- Ids the operator inserted by hand do not advance the identity
+        -- sequence: step over them rather than fail a stranger's request.
+        FOR attempt IN 1..100 LOOP
+            INSERT INTO allot.host (name, os, cpu_flags, threads, cpu_flops, registered_at, owner_id)
+            VALUES (name, os, flags, threads, cpu_flops, now(), owner_)
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id INTO id_;
+            EXIT WHEN id_ IS NOT NULL;
+        END LOOP;
+        IF id_ IS NULL THEN
+            RAISE EXCEPTION 'no free host id after 100 tries of the identity sequence of allot.host'
+                USING ERRCODE = 'unique_violation',
+                      HINT = 'Move the sequence past the ids inserted by hand: SELECT setval(pg_get_serial_sequence(''allot.host'', ''id''), max(id)) FROM allot.host;';
+        END IF;
+    ELSE
+        -- Unchanged figures write nothing: a scheduler calls this on every
+        -- contact.
+        UPDATE allot.host h
+           SET name = register_host.name, os = register_host.os, cpu_flags = flags,
+               threads = register_host.threads, cpu_flops = register_host.cpu_flops,
+               sockets = least(h.sockets, register_host.threads),
+               physical_cores = CASE WHEN h.physical_cores > register_host.threads
+                                     THEN NULL ELSE h.physical_cores END,
+               owner_id = coalesce(h.owner_id, owner_)
+         WHERE h.id = id_
+           AND (h.name, h.os, h.cpu_flags, h.threads, h.cpu_flops, h.owner_id)
+               IS DISTINCT FROM (register_host.name, register_host.os, flags,
+                                 register_host.threads, register_host.cpu_flops,
+                                 coalesce(h.owner_id, owner_));
+        DELETE FROM allot.host_coproc c WHERE c.host_id = id_ AND c.resource <> ALL (given);
+    END IF;
+
+    INSERT INTO allot.host_coproc AS c (host_id, resource, count, peak_flops)
+    SELECT id_, g.resource, g.count, g.peak_flops
+      FROM unnest(given, counts, peaks) AS g (resource, count, peak_flops)
+     ORDER BY g.resource
+    ON CONFLICT ON CONSTRAINT host_coproc_pkey DO UPDATE
+       SET count = excluded.count, peak_flops = excluded.peak_flops
+     WHERE (c.count, c.peak_flops) IS DISTINCT FROM (excluded.count, excluded.peak_flops);
+
+    RETURN id_;
+END
+$$;
+
+COMMENT ON FUNCTION allot.register_host(bigint, text, text, text[], int, double precision, jsonb, text) IS
+    'A host registers itself (host_id NULL, returns its new id) or updates what it states about itself: name, os, CPU flags, threads, CPU FLOPS, coprocessors, and the owner it belongs to (within allot.owner_max_hosts and allot.owner_max_new_hosts_per_day); only hosts it registered';
+ALTER FUNCTION allot.register_host(bigint, text, text, text[], int, double precision, jsonb, text)
+    OWNER TO allot_owner;
+REVOKE ALL ON FUNCTION allot.register_host(bigint, text, text, text[], int, double precision, jsonb, text),
+                       allot.owner_host_limits() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.register_host(bigint, text, text, text[], int, double precision, jsonb, text)
+    TO allot_web, allot_admin;
+GRANT EXECUTE ON FUNCTION allot.owner_host_limits() TO allot_admin, allot_owner;
+-- register_host checks owner keys as names, and allot.owner's CHECK does.
+GRANT EXECUTE ON FUNCTION allot.check_name(text, text), allot.name_problem(text) TO allot_owner;
+GRANT SELECT, INSERT, UPDATE, DELETE ON allot.owner TO allot_admin, allot_owner;
+GRANT USAGE, SELECT ON SEQUENCE allot.owner_id_seq TO allot_admin, allot_owner;
+
+/* ---------------------------------------------------------------------------
+ * Part 2: proven work, and each host's reliability.
+ *
+ * A host's claims (its FLOPS) and its reports move the farm's figures only
+ * once its work is proven: a host the operator added (registered_at NULL),
+ * a host of an owner the operator trusts, or a host with a valid result in
+ * a decided job (validate_job; with min_quorum above 1, a result that
+ * agreed with other owners').  A host that has proven nothing counts, per
+ * instance, for at most the farm's median FLOPS (allot.resource
+ * .median_flops, now over proven hosts, each owner one voice), and before
+ * there is a median for at most allot.unproven_cpu_flops or
+ * allot.unproven_coproc_flops: never without a bound (dispatch_host.c).
+ *
+ * host_reliability is BOINC's "reliable host": consecutive valid results
+ * and an error rate, which adaptive replication reads (reliability.h).
+ * ------------------------------------------------------------------------- */
+CREATE TABLE allot.host_reliability (
+    host_id           bigint PRIMARY KEY,
+    valid_results     bigint NOT NULL DEFAULT 0,
+    invalid_results   bigint NOT NULL DEFAULT 0,
+    failed_sendings   bigint NOT NULL DEFAULT 0,
+    consecutive_valid int NOT NULL DEFAULT 0,
+    error_rate        double precision NOT NULL DEFAULT 0,
+    proven_at         timestamptz,
+    reliable_at       timestamptz,
+    CONSTRAINT host_reliability_counts_nonnegative
+        CHECK (valid_results >= 0 AND invalid_results >= 0 AND failed_sendings >= 0
+               AND consecutive_valid >= 0),
+    CONSTRAINT host_reliability_error_rate_range CHECK (error_rate BETWEEN 0 AND 1)
+) WITH (fillfactor = 70);
+COMMENT ON TABLE allot.host_reliability IS
+    'Allot writes: what each host''s results have shown (BOINC''s reliable hosts): valid and invalid results, failed sendings, consecutive valid results and an error rate. No row: nothing yet';
+COMMENT ON COLUMN allot.host_reliability.host_id IS 'The host';
+COMMENT ON COLUMN allot.host_reliability.valid_results IS 'Its results found valid in decided jobs';
+COMMENT ON COLUMN allot.host_reliability.invalid_results IS 'Its results found invalid (by the validator, or outvoted by a quorum)';
+COMMENT ON COLUMN allot.host_reliability.failed_sendings IS 'Its sendings that ended in an error, an abort, a loss or a timeout';
+COMMENT ON COLUMN allot.host_reliability.consecutive_valid IS
+    'Valid results since its last invalid result or failed sending: at allot.reliable_after it is reliable';
+COMMENT ON COLUMN allot.host_reliability.error_rate IS
+    'Average of its sendings'' failures (1: invalid or failed, 0: valid), each new one weighing 1/20; above allot.reliable_max_error_rate it is not reliable';
+COMMENT ON COLUMN allot.host_reliability.proven_at IS
+    'When its first result was found valid in a decided job: from then on its claims count as proven. NULL: never';
+COMMENT ON COLUMN allot.host_reliability.reliable_at IS
+    'When its consecutive valid results last reached allot.reliable_after. NULL: not reliable now';
+SELECT pg_catalog.pg_extension_config_dump('allot.host_reliability', '');
+
+COMMENT ON COLUMN allot.resource.median_flops IS
+    'Allot writes (the transitioner): median peak FLOPS of one instance over the proven hosts that have it, each owner one voice; a proven host counts at most 10 times this, a host that has proven nothing at most this. NULL: no proven host has it yet (allot.unproven_cpu_flops or allot.unproven_coproc_flops bound unproven hosts)';
+COMMENT ON COLUMN allot.resource.median_hosts IS
+    'Allot writes: how many voices (owners, or hosts without one) median_flops was taken over';
+
+/* ---------------------------------------------------------------------------
+ * Part 3: quorum replication (BOINC's min_quorum and target_nresults).
+ *
+ * A job may need the agreement of several owners: min_quorum successful
+ * results that agree, from target_nresults replicas sent at once to
+ * distinct owners.  Defaults 1 and 1: a job is sent once and the
+ * validator's verdict decides it, as before.
+ *
+ * A replica is a job row of its own (replica_of: the job it replicates),
+ * made when the job is first sent with target_nresults above 1, or when
+ * adaptive replication sends a job to a host it does not trust: each
+ * replica is sent, reported, timed out and retried as any job, and counts
+ * in the usage and the host's credit as one.  The validator judges each
+ * replica (validate_job's sending and digest): the job is decided when
+ * min_quorum replicas of distinct owners are valid with the same digest;
+ * those are valid, and credited; the others are invalid, failures of their
+ * hosts.  Only decided work is learnt from.  Disagreement with no replica
+ * left to wait for sends another, up to the job's max_total_results.
+ * No owner is ever sent two replicas of one job: allot.job_voice keeps the
+ * owners each replicated job went to.  (src/quorum.h has the rule.)
+ * ------------------------------------------------------------------------- */
+ALTER TABLE allot.job
+    ADD COLUMN min_quorum int NOT NULL DEFAULT 1,
+    ADD COLUMN target_nresults int NOT NULL DEFAULT 1,
+    ADD COLUMN replica_of bigint REFERENCES allot.job (id) ON DELETE CASCADE,
+    ADD COLUMN verdict boolean,
+    ADD COLUMN digest text,
+    ADD CONSTRAINT job_quorum_range
+        CHECK (min_quorum BETWEEN 1 AND 100 AND target_nresults BETWEEN min_quorum AND 100),
+    ADD CONSTRAINT job_digest_length CHECK (length(digest) <= 1000),
+    ADD CONSTRAINT job_replica_not_itself CHECK (replica_of <> id);
+CREATE INDEX job_replica_idx ON allot.job (replica_of) WHERE replica_of IS NOT NULL;
+-- Dispatch sends unsent replicas (each made when its job was sent) before
+-- a workload's older jobs.
+CREATE INDEX job_replica_unsent_idx ON allot.job (workload_id, id)
+    WHERE state = 'unsent' AND replica_of IS NOT NULL;
+
+COMMENT ON COLUMN allot.job.min_quorum IS
+    'Valid results of distinct owners that must agree (the same digest) before the job is decided (1 to 100; 1: the validator''s verdict alone). Adaptive replication raises it to 2';
+COMMENT ON COLUMN allot.job.target_nresults IS
+    'Replicas sent at once, each to another owner (min_quorum to 100): the job''s first sending makes the others, which dispatch sends before older jobs';
+COMMENT ON COLUMN allot.job.replica_of IS
+    'Allot writes: the job this row is a replica of (its own min_quorum and target_nresults are the job''s). NULL: the job itself';
+COMMENT ON COLUMN allot.job.verdict IS
+    'Allot writes: the validator''s verdict on this replica''s result (validate_job), before the job is decided. NULL: none yet';
+COMMENT ON COLUMN allot.job.digest IS
+    'Allot writes: what the validator says the result is (validate_job''s digest), at most 1000 characters: valid results agree when their digests are equal. NULL: one class of its own';
+COMMENT ON COLUMN allot.job.validated IS
+    'The decision: true once the job is decided and this result is among the agreeing (credited, learnt from); false when found invalid. NULL: not decided yet';
+
+CREATE TABLE allot.job_voice (
+    group_id bigint NOT NULL,
+    voice    bigint NOT NULL,
+    sent_at  timestamptz NOT NULL,
+    PRIMARY KEY (group_id, voice)
+);
+COMMENT ON TABLE allot.job_voice IS
+    'Allot writes: the owners each replicated job was sent to, one row per (job, owner): no owner is sent a second replica';
+COMMENT ON COLUMN allot.job_voice.group_id IS 'The job (the id its replicas'' replica_of names)';
+COMMENT ON COLUMN allot.job_voice.voice IS
+    'The owner a replica went to, as a voice: minus the owner''s id, or the host''s id for a host without an owner';
+COMMENT ON COLUMN allot.job_voice.sent_at IS 'When it was first sent a replica';
+SELECT pg_catalog.pg_extension_config_dump('allot.job_voice', '');
+
+/* host_reliability and job_voice have no foreign keys, as job_usage and
+ * host_credit have none: a key on them would make TRUNCATE of allot.host
+ * or allot.job, which wipes a farm, fail.  Their rows follow their hosts'
+ * and jobs' instead. */
+CREATE FUNCTION allot.forget_trigger() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'host' THEN
+        IF TG_OP = 'TRUNCATE' THEN
+            DELETE FROM allot.host_reliability;
+        ELSE
+            DELETE FROM allot.host_reliability r USING gone_rows g WHERE r.host_id = g.id;
+        END IF;
+    ELSIF TG_OP = 'TRUNCATE' THEN
+        DELETE FROM allot.job_voice;
+    ELSE
+        DELETE FROM allot.job_voice v USING gone_rows g WHERE v.group_id = g.id AND g.replica_of IS NULL;
+    END IF;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION allot.forget_trigger() IS
+    'Statement trigger on allot.host and allot.job: deleted hosts'' reliability and deleted jobs'' owners go with them';
+CREATE TRIGGER host_forget AFTER DELETE ON allot.host
+    REFERENCING OLD TABLE AS gone_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.forget_trigger();
+CREATE TRIGGER host_forget_all AFTER TRUNCATE ON allot.host
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.forget_trigger();
+CREATE TRIGGER job_forget AFTER DELETE ON allot.job
+    REFERENCING OLD TABLE AS gone_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.forget_trigger();
+CREATE TRIGGER job_forget_all AFTER TRUNCATE ON allot.job
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.forget_trigger();
+REVOKE ALL ON FUNCTION allot.forget_trigger() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.forget_trigger() TO allot_admin;
+
+/* ---------------------------------------------------------------------------
+ * Part 4: adaptive replication.  A job of a workload with
+ * adaptive_replication is sent alone only to a reliable host (allot
+ * .reliable_after consecutive valid results, an error rate within allot
+ * .reliable_max_error_rate; or a host the operator vouches for), and then
+ * only with probability allot.reliable_alone_probability; otherwise it is
+ * replicated (min_quorum and target_nresults 2), so that another owner's
+ * result must agree.  An invalid result or a failed sending makes its host
+ * unreliable again.
+ * ------------------------------------------------------------------------- */
+ALTER TABLE allot.workload ADD COLUMN adaptive_replication boolean NOT NULL DEFAULT false;
+COMMENT ON COLUMN allot.workload.adaptive_replication IS
+    'Job workloads: replicate each job sent to a host that is not reliable (and a share of the others, allot.reliable_alone_probability) with a quorum of 2';
+
+DROP FUNCTION allot.validate_job(bigint, boolean);
+CREATE FUNCTION allot.validate_job(
+        job_id  bigint,
+        valid   boolean,
+        sending int         DEFAULT NULL,
+        digest  text        DEFAULT NULL,
+        now     timestamptz DEFAULT now())
+    RETURNS boolean
+    LANGUAGE c VOLATILE CALLED ON NULL INPUT
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'allot_validate_job';
+COMMENT ON FUNCTION allot.validate_job(bigint, boolean, int, text, timestamptz) IS
+    'The validator''s verdict on a done job''s result (of that sending, if named): valid or not, and what it says (digest). With min_quorum 1 it decides the job; with more, the job is decided when enough owners'' valid results agree';
+REVOKE ALL ON FUNCTION allot.validate_job(bigint, boolean, int, text, timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.validate_job(bigint, boolean, int, text, timestamptz) TO allot_admin;
+
+/* ---------------------------------------------------------------------------
+ * Part 5: bounded influence (src/voices.h).  Claims implausible by far are
+ * left out before the seed's formulas run: a voice whose median ratio of
+ * actual to predicted app units, or whose median FLOPS per app unit as
+ * claimed, lies a hundred times or more from the voices' median, with all
+ * its reports; and any report beyond that band.  An app's window keeps
+ * each report's FLOPS per app unit as claimed (au_flops) for it.  Among
+ * fewer than ten voices nothing is left out; on an honest farm the seed's
+ * formulas run unchanged.
+ * ------------------------------------------------------------------------- */
+ALTER TABLE allot.app ADD COLUMN au_flops double precision[] NOT NULL DEFAULT '{}';
+COMMENT ON COLUMN allot.app.au_flops IS
+    'Allot writes: the FLOPS per app unit each report of the window claimed (elapsed x raw FLOPS / app units), in the same order as au_hosts; 0: the report said nothing of it';
+UPDATE allot.app
+   SET au_flops = ARRAY(SELECT 0::float8 FROM pg_catalog.generate_series(1, pg_catalog.cardinality(au_hosts)))
+ WHERE pg_catalog.cardinality(au_hosts) > 0;
+
+CREATE FUNCTION allot.app_unit_statistics(
+        voices bigint[], actual double precision[], predicted double precision[],
+        flops_per_au double precision[],
+        OUT n_reports bigint, OUT actual_au_mean double precision, OUT actual_au_m2 double precision,
+        OUT predicted_au_mean double precision, OUT predicted_au_m2 double precision,
+        OUT au_ratio_mean double precision, OUT au_ratio_m2 double precision,
+        OUT au_ratio_bound double precision)
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'allot_app_unit_statistics_sql';
+COMMENT ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[], double precision[]) IS
+    'An app''s statistics from a window of validated reports (voices, actual and predicted app units, FLOPS per app unit as claimed), as 0.7.0''s transitioner computes them: claims implausible by far left out, each voice one voice, each report counted up to the seed''s bound';
+REVOKE ALL ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[], double precision[])
+    FROM PUBLIC;
+
+/* Each window's statistics as 0.7.0 computes them: screened. */
+UPDATE allot.app a
+   SET (n_reports, actual_au_mean, actual_au_m2, predicted_au_mean, predicted_au_m2,
+        au_ratio_mean, au_ratio_m2, au_ratio_bound)
+           = (SELECT s.n_reports, s.actual_au_mean, s.actual_au_m2, s.predicted_au_mean,
+                     s.predicted_au_m2, s.au_ratio_mean, s.au_ratio_m2, s.au_ratio_bound
+                FROM allot.app_unit_statistics(a.au_hosts, a.au_actual, a.au_predicted, a.au_flops) s)
+ WHERE pg_catalog.cardinality(a.au_hosts) > 0;
+GRANT EXECUTE ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[], double precision[])
+    TO allot_admin;
+
+/* ---------------------------------------------------------------------------
+ * Smaller holes (issue 30, item 6).
+ *
+ * Engine names are checked like the names of hosts, apps and workloads
+ * (src/names.c): an engine named with a hidden character looks like
+ * another on every page that lists workloads.
+ * ------------------------------------------------------------------------- */
+CREATE TRIGGER engine_name_check BEFORE INSERT OR UPDATE OF name ON allot.engine
+    FOR EACH ROW EXECUTE FUNCTION allot.name_check_trigger('engine name');
+
+/* A job in progress keeps its id: its host reports it by that id, and a
+ * renumbered job's report found no job (P0002).  Refused like its DELETE
+ * (55000).  The trigger fires only for statements that set id, so that
+ * allot's own writes pay nothing for it.  (A job an operator moves out of
+ * progress by hand is recorded as taken back by the job trigger, in C, so
+ * that its host's report is told so and the host is not sent it again.) */
+CREATE FUNCTION allot.job_renumber_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'job % is in progress on host %: its id cannot change', OLD.id, OLD.host_id
+        USING ERRCODE = 'object_not_in_prerequisite_state',
+              DETAIL = pg_catalog.format('Its host reports it as job %s.', OLD.id),
+              HINT = 'Wait for its report or its deadline, or take it back first with allot.requeue_job.';
+END
+$$;
+COMMENT ON FUNCTION allot.job_renumber_guard() IS
+    'Row trigger: the id of a job in progress does not change';
+CREATE TRIGGER job_renumber_guard BEFORE UPDATE OF id ON allot.job
+    FOR EACH ROW WHEN (OLD.state = 'in_progress' AND NEW.id IS DISTINCT FROM OLD.id)
+    EXECUTE FUNCTION allot.job_renumber_guard();
+REVOKE ALL ON FUNCTION allot.job_renumber_guard() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION allot.job_renumber_guard() TO allot_admin;
+
+/* ---------------------------------------------------------------------------
+ * check_invariants also reports engine names that hide characters, owners
+ * holding two replicas of one job, and windows (now with their FLOPS
+ * claims) whose statistics are not what they hold.
+ * ------------------------------------------------------------------------- */
+CREATE OR REPLACE FUNCTION allot.check_invariants() RETURNS SETOF text
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT line FROM (
+        SELECT pg_catalog.format(
+                   'workload %s: workload_usage holds threads %s, focus_threads %s, hosts %s;'
+                   ' its counted assignments hold %s, %s, %s',
+                   coalesce(u.workload_id, a.workload_id),
+                   coalesce(u.threads, 0), coalesce(u.focus_threads, 0), coalesce(u.hosts, 0),
+                   coalesce(a.threads, 0), coalesce(a.focus_threads, 0), coalesce(a.hosts, 0)) AS line
+          FROM allot.workload_usage u
+          FULL JOIN (SELECT workload_id,
+                            sum(threads) FILTER (WHERE NOT focus) AS threads,
+                            sum(threads) FILTER (WHERE focus) AS focus_threads,
+                            count(*) AS hosts
+                       FROM allot.assignment
+                      WHERE counted
+                      GROUP BY workload_id) a ON a.workload_id = u.workload_id
+         WHERE coalesce(u.threads, 0) <> coalesce(a.threads, 0)
+            OR coalesce(u.focus_threads, 0) <> coalesce(a.focus_threads, 0)
+            OR coalesce(u.hosts, 0) <> coalesce(a.hosts, 0)
+        UNION ALL
+        SELECT pg_catalog.format(
+                   'workload %s: job_usage holds unsent %s, in_progress %s, mflops %s, done %s, error %s;'
+                   ' its jobs hold %s, %s, %s, %s, %s',
+                   coalesce(u.workload_id, j.workload_id),
+                   coalesce(u.unsent, 0), coalesce(u.in_progress, 0), coalesce(u.mflops, 0),
+                   coalesce(u.done, 0), coalesce(u.error, 0),
+                   coalesce(j.unsent, 0), coalesce(j.in_progress, 0), coalesce(j.mflops, 0),
+                   coalesce(j.done, 0), coalesce(j.error, 0))
+          FROM (SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
+                       sum(mflops) AS mflops, sum(done) AS done, sum(error) AS error
+                  FROM allot.job_usage GROUP BY workload_id) u
+          FULL JOIN (SELECT workload_id,
+                            count(*) FILTER (WHERE state = 'unsent') AS unsent,
+                            count(*) FILTER (WHERE state = 'in_progress') AS in_progress,
+                            sum(allot.job_mflops(peak_flops_per_sec))
+                                FILTER (WHERE state = 'in_progress') AS mflops,
+                            count(*) FILTER (WHERE state = 'done') AS done,
+                            count(*) FILTER (WHERE state IN ('error', 'timed_out')) AS error
+                       FROM allot.job
+                      GROUP BY workload_id) j ON j.workload_id = u.workload_id
+         WHERE coalesce(u.unsent, 0) <> coalesce(j.unsent, 0)
+            OR coalesce(u.in_progress, 0) <> coalesce(j.in_progress, 0)
+            OR coalesce(u.mflops, 0) <> coalesce(j.mflops, 0)
+            OR coalesce(u.done, 0) <> coalesce(j.done, 0)
+            OR coalesce(u.error, 0) <> coalesce(j.error, 0)
+        UNION ALL
+        /* Counters in range: no count may be negative (a shard's MFLOPS are
+         * held within a bigint by a constraint, and requests add shards as
+         * doubles). */
+        SELECT pg_catalog.format(
+                   'workload %s: job_usage holds a counter out of range (unsent %s, in_progress %s,'
+                   ' mflops %s, done %s, error %s)',
+                   workload_id, unsent, in_progress, mflops, done, error)
+          FROM (SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
+                       sum(mflops) AS mflops, sum(done) AS done, sum(error) AS error
+                  FROM allot.job_usage GROUP BY workload_id) u
+         WHERE unsent < 0 OR in_progress < 0 OR done < 0 OR error < 0
+            OR mflops < 0
+        UNION ALL
+        SELECT pg_catalog.format('job %s: peak_flops_per_sec %s is out of range (0 to 2.048e21)',
+                                 j.id, j.peak_flops_per_sec)
+          FROM allot.job j
+         WHERE j.peak_flops_per_sec NOT BETWEEN 0 AND 2.048e21
+        UNION ALL
+        SELECT pg_catalog.format(
+                   'host %s: host_credit holds credit %s of %s jobs; its jobs hold %s of %s',
+                   coalesce(c.host_id, j.host_id), coalesce(c.credit, 0), coalesce(c.jobs, 0),
+                   coalesce(j.credit, 0), coalesce(j.jobs, 0))
+          FROM allot.host_credit c
+          FULL JOIN (SELECT host_id, sum(credit::numeric) AS credit, count(*) AS jobs
+                       FROM allot.job
+                      WHERE credit IS NOT NULL AND host_id IS NOT NULL
+                      GROUP BY host_id) j ON j.host_id = c.host_id
+         WHERE coalesce(c.credit, 0) <> coalesce(j.credit, 0)
+            OR coalesce(c.jobs, 0) <> coalesce(j.jobs, 0)
+        UNION ALL
+        /* The decayed credit kept is what its jobs give at decayed_at. */
+        SELECT pg_catalog.format('host %s: host_credit holds decayed credit %s at %s; its jobs give %s',
+                                 c.host_id, c.decayed, c.decayed_at, coalesce(j.decayed, 0))
+          FROM allot.host_credit c
+          LEFT JOIN LATERAL (
+              SELECT sum(allot.credit_decay(j.credit,
+                         extract(epoch FROM c.decayed_at - coalesce(j.returned_at, c.decayed_at))::double precision))
+                         AS decayed
+                FROM allot.job j WHERE j.host_id = c.host_id AND j.credit IS NOT NULL) j ON true
+         WHERE abs(c.decayed - coalesce(j.decayed, 0)) > 1e-6 * greatest(abs(c.decayed), 1)
+        UNION ALL
+        SELECT pg_catalog.format('job %s names host %s, which does not exist', j.id, j.host_id)
+          FROM allot.job j
+         WHERE j.host_id IS NOT NULL AND NOT EXISTS (SELECT FROM allot.host h WHERE h.id = j.host_id)
+        UNION ALL
+        SELECT pg_catalog.format('job %s names app version %s, which does not exist', j.id, j.app_version_id)
+          FROM allot.job j
+         WHERE j.app_version_id IS NOT NULL
+           AND NOT EXISTS (SELECT FROM allot.app_version v WHERE v.id = j.app_version_id)
+        UNION ALL
+        SELECT pg_catalog.format('workload %s has %s jobs but no app: they can never be sent',
+                                 w.id, (SELECT count(*) FROM allot.job j WHERE j.workload_id = w.id))
+          FROM allot.workload w
+         WHERE w.app_id IS NULL AND EXISTS (SELECT FROM allot.job j WHERE j.workload_id = w.id)
+        UNION ALL
+        /* Names written before 0.6.0 that it would refuse. */
+        SELECT pg_catalog.format('host %s: its name %s', h.id, allot.name_problem(h.name))
+          FROM allot.host h WHERE allot.name_problem(h.name) IS NOT NULL
+        UNION ALL
+        SELECT pg_catalog.format('app %s: its name %s', a.id, allot.name_problem(a.name))
+          FROM allot.app a WHERE allot.name_problem(a.name) IS NOT NULL
+        UNION ALL
+        SELECT pg_catalog.format('workload %s: its name %s', w.id, allot.name_problem(w.name))
+          FROM allot.workload w WHERE allot.name_problem(w.name) IS NOT NULL
+        UNION ALL
+        SELECT pg_catalog.format('engine %s: its name %s', pg_catalog.to_json(e.name), allot.name_problem(e.name))
+          FROM allot.engine e WHERE allot.name_problem(e.name) IS NOT NULL
+        UNION ALL
+        /* No owner holds two replicas of one job (0.7.0). */
+        SELECT pg_catalog.format('job %s: owner %s holds %s of its replicas', g.group_id, g.voice, g.n)
+          FROM (SELECT coalesce(j.replica_of, j.id) AS group_id,
+                       CASE WHEN h.owner_id IS NULL THEN j.host_id ELSE -h.owner_id END AS voice,
+                       count(*) AS n
+                  FROM allot.job j JOIN allot.host h ON h.id = j.host_id
+                 WHERE j.state IN ('in_progress', 'done')
+                   AND (j.replica_of IS NOT NULL OR j.target_nresults > 1 OR j.min_quorum > 1)
+                 GROUP BY 1, 2 HAVING count(*) > 1) g
+        UNION ALL
+        SELECT pg_catalog.format('job %s is a replica of job %s, itself a replica', j.id, j.replica_of)
+          FROM allot.job j JOIN allot.job o ON o.id = j.replica_of
+         WHERE o.replica_of IS NOT NULL
+        UNION ALL
+        /* Each app's statistics are what its window gives. */
+        SELECT pg_catalog.format('app %s: its statistics are not those of its window of %s reports',
+                                 a.id, pg_catalog.cardinality(a.au_hosts))
+          FROM allot.app a
+         WHERE pg_catalog.cardinality(a.au_hosts) > 0
+           AND (pg_catalog.cardinality(a.au_actual) <> pg_catalog.cardinality(a.au_hosts)
+                OR pg_catalog.cardinality(a.au_predicted) <> pg_catalog.cardinality(a.au_hosts)
+                OR pg_catalog.cardinality(a.au_flops) <> pg_catalog.cardinality(a.au_hosts)
+                OR EXISTS (SELECT FROM allot.app_unit_statistics(a.au_hosts, a.au_actual, a.au_predicted, a.au_flops) s
+                            WHERE s.n_reports <> a.n_reports
+                               OR abs(s.au_ratio_mean - a.au_ratio_mean) > 1e-9 * greatest(abs(s.au_ratio_mean), 1)
+                               OR abs(s.au_ratio_m2 - a.au_ratio_m2) > 1e-9 * greatest(abs(s.au_ratio_m2), 1)
+                               OR abs(s.actual_au_mean - a.actual_au_mean) > 1e-9 * greatest(abs(s.actual_au_mean), 1)))
+        UNION ALL
+        SELECT pg_catalog.format('app %s: %s FLOPS samples but %s hosts for them', a.id,
+                                 pg_catalog.cardinality(a.cpu_samples) + pg_catalog.cardinality(a.gpu_samples),
+                                 pg_catalog.cardinality(a.cpu_sample_hosts) + pg_catalog.cardinality(a.gpu_sample_hosts))
+          FROM allot.app a
+         WHERE pg_catalog.cardinality(a.cpu_samples) <> pg_catalog.cardinality(a.cpu_sample_hosts)
+            OR pg_catalog.cardinality(a.gpu_samples) <> pg_catalog.cardinality(a.gpu_sample_hosts)
+    ) lines ORDER BY 1
+$$;
+
+/* ---------------------------------------------------------------------------
+ * Settings.
+ * ------------------------------------------------------------------------- */
+DO $$
+BEGIN
+    IF pg_catalog.current_setting('server_version_num')::int >= 150000 THEN
+        EXECUTE 'GRANT SET ON PARAMETER allot.owner_max_hosts, allot.owner_max_new_hosts_per_day,
+                     allot.unproven_cpu_flops, allot.unproven_coproc_flops, allot.reliable_after,
+                     allot.reliable_alone_probability, allot.reliable_max_error_rate
+                 TO allot_admin';
+    END IF;
+END
+$$;
+
+/* ---------------------------------------------------------------------------
+ * Grants (keep last): operators keep every table's rows; allot_owner, which
+ * runs request_work and report_job, writes what they write.  PUBLIC keeps
+ * nothing.
+ * ------------------------------------------------------------------------- */
+REVOKE ALL ON allot.owner, allot.host_reliability, allot.job_voice FROM PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON allot.host_reliability, allot.job_voice
+    TO allot_admin, allot_owner;
+
 /* ---------------------------------------------------------------------------
  * Retention: finished jobs leave the hot tables (src/retention.c).
  *
@@ -224,7 +1296,7 @@ SELECT r.run, r.started_at, r.finished_at,
        extract(epoch FROM r.finished_at - r.started_at)::float8 * 1000 AS duration_ms,
        r.now_given, r.fairness, r.timed_out, r.expired_assignments, r.reports_read,
        r.flops_samples, r.flops_estimates, r.credited, r.debts_folded, r.hosts_seen,
-       r.purged
+       r.shares_recorded, r.shares_deleted, r.purged
   FROM allot.transitioner_run r
  ORDER BY r.run DESC;
 COMMENT ON COLUMN allot.status_transitioner.purged IS
@@ -375,6 +1447,23 @@ AS $$
         SELECT pg_catalog.format('workload %s: its name %s', w.id, allot.name_problem(w.name))
           FROM allot.workload w WHERE allot.name_problem(w.name) IS NOT NULL
         UNION ALL
+        SELECT pg_catalog.format('engine %s: its name %s', pg_catalog.to_json(e.name), allot.name_problem(e.name))
+          FROM allot.engine e WHERE allot.name_problem(e.name) IS NOT NULL
+        UNION ALL
+        /* No owner holds two replicas of one job (0.7.0). */
+        SELECT pg_catalog.format('job %s: owner %s holds %s of its replicas', g.group_id, g.voice, g.n)
+          FROM (SELECT coalesce(j.replica_of, j.id) AS group_id,
+                       CASE WHEN h.owner_id IS NULL THEN j.host_id ELSE -h.owner_id END AS voice,
+                       count(*) AS n
+                  FROM allot.job j JOIN allot.host h ON h.id = j.host_id
+                 WHERE j.state IN ('in_progress', 'done')
+                   AND (j.replica_of IS NOT NULL OR j.target_nresults > 1 OR j.min_quorum > 1)
+                 GROUP BY 1, 2 HAVING count(*) > 1) g
+        UNION ALL
+        SELECT pg_catalog.format('job %s is a replica of job %s, itself a replica', j.id, j.replica_of)
+          FROM allot.job j JOIN allot.job o ON o.id = j.replica_of
+         WHERE o.replica_of IS NOT NULL
+        UNION ALL
         /* Each app's statistics are what its window gives. */
         SELECT pg_catalog.format('app %s: its statistics are not those of its window of %s reports',
                                  a.id, pg_catalog.cardinality(a.au_hosts))
@@ -382,7 +1471,8 @@ AS $$
          WHERE pg_catalog.cardinality(a.au_hosts) > 0
            AND (pg_catalog.cardinality(a.au_actual) <> pg_catalog.cardinality(a.au_hosts)
                 OR pg_catalog.cardinality(a.au_predicted) <> pg_catalog.cardinality(a.au_hosts)
-                OR EXISTS (SELECT FROM allot.app_unit_statistics(a.au_hosts, a.au_actual, a.au_predicted) s
+                OR pg_catalog.cardinality(a.au_flops) <> pg_catalog.cardinality(a.au_hosts)
+                OR EXISTS (SELECT FROM allot.app_unit_statistics(a.au_hosts, a.au_actual, a.au_predicted, a.au_flops) s
                             WHERE s.n_reports <> a.n_reports
                                OR abs(s.au_ratio_mean - a.au_ratio_mean) > 1e-9 * greatest(abs(s.au_ratio_mean), 1)
                                OR abs(s.au_ratio_m2 - a.au_ratio_m2) > 1e-9 * greatest(abs(s.au_ratio_m2), 1)

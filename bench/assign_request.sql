@@ -15,22 +15,51 @@
 -- other lap, so its assignment expires (2 x INTERVAL > assignment_ttl), is
 -- swept, and counts again when it asks: hosts come and go.
 --
--- The clock: now = t0 + step * p seconds, and step = INTERVAL / nhosts, so
--- that a lap takes INTERVAL of virtual time whatever the tps, and a host
--- asks exactly every INTERVAL virtual seconds however the clients share
--- the work (at most one position per client in flight out of order).
+-- The clock: now = t0us + stepus * p microseconds, and stepus = INTERVAL /
+-- nhosts, so that a lap takes INTERVAL of virtual time whatever the tps,
+-- and a host asks exactly every INTERVAL virtual seconds however the
+-- clients share the work (at most one position per client in flight out of
+-- order).
+--
+-- pgbench works out the host and now from p (0.7.0), so that the server's
+-- side of the walk is one nextval a request: the statement takes the next
+-- position in its own target list (or RETURNING), for this client's next
+-- request.  Until 0.6.0 the server worked them out in a subquery joined to
+-- the call, which cost more than a bare one-row UPDATE and, the targets
+-- being judged against the bare UPDATE, would count against allot.  A
+-- client's first request, and one after a request that returned no row (a
+-- host that can run nothing), take their position with a statement of
+-- their own.  The last request of a run given a number of transactions
+-- (:last, -t) takes none, so the walk leaves no position unasked; a run
+-- given a time (-T: warm-ups, the baseline) leaves at most one a client.
+\set i :i + 1
+\if :p < 0
 \if :assign
-SELECT a.*
-  FROM (SELECT p, p % :nhosts AS k, p / :nhosts AS r
-          FROM (SELECT nextval('public.bench_clock') AS p OFFSET 0) s) w,
-       LATERAL allot.assign_workload(
-           CASE WHEN w.k % :churn = w.k / :churn % :churn AND w.r % 2 = 1 THEN :nhosts + 1 + w.k / :churn
-                ELSE 1 + (w.k * :mult + :seed) % :nhosts END,
-           to_timestamp(:t0::float8 + :step::float8 * w.p)) a;
+SELECT nextval('public.bench_clock') AS p \gset
 \else
-UPDATE public.bench_host h SET last_seen = to_timestamp(:t0::float8 + :step::float8 * w.p)
-  FROM (SELECT p, p % :nhosts AS k, p / :nhosts AS r
-          FROM (SELECT nextval('public.bench_clock_base') AS p OFFSET 0) s) w
- WHERE h.id = CASE WHEN w.k % :churn = w.k / :churn % :churn AND w.r % 2 = 1 THEN :nhosts + 1 + w.k / :churn
-                   ELSE 1 + (w.k * :mult + :seed) % :nhosts END;
+SELECT nextval('public.bench_clock_base') AS p \gset
+\endif
+\endif
+\set k :p % :nhosts
+\set r :p / :nhosts
+\set h 1 + (:k * :mult + :seed) % :nhosts
+\if :k % :churn = :k / :churn % :churn
+\if :r % 2 = 1
+\set h :nhosts + 1 + :k / :churn
+\endif
+\endif
+\set us :t0us + :p * :stepus
+\set p -1
+\if :i = :last
+\if :assign
+SELECT * FROM allot.assign_workload(:h, to_timestamp(:us::float8 / 1000000));
+\else
+UPDATE public.bench_host SET last_seen = to_timestamp(:us::float8 / 1000000) WHERE id = :h;
+\endif
+\elif :assign
+SELECT nextval('public.bench_clock') AS p, a.repeated
+  FROM allot.assign_workload(:h, to_timestamp(:us::float8 / 1000000)) a \aset
+\else
+UPDATE public.bench_host SET last_seen = to_timestamp(:us::float8 / 1000000) WHERE id = :h
+RETURNING nextval('public.bench_clock_base') AS p \aset
 \endif

@@ -1,179 +1,62 @@
 'use strict';
-// Load for bench/boinc_scheduler.sh: simulated BOINC 7.20.5 clients sending
-// scheduler requests to the example front end (examples/boinc).
+// Load for bench/boinc_scheduler.sh and bench/boinc_peer.sh: simulated
+// BOINC 7.20.5 clients sending scheduler requests to a BOINC scheduler,
+// allot's front end (examples/boinc) or BOINC's own.
 //
-//   node boinc_load.js register BASE_URL AUTHENTICATOR NHOSTS HOSTS_FILE
+//   node boinc_load.js register SCHEDULER_URL AUTHENTICATOR NHOSTS HOSTS_FILE
 //       NHOSTS new hosts, each by a first request with <hostid>0</hostid>
 //       and a host_cpid of its own; into HOSTS_FILE, one line each: its host
-//       id, host_cpid and the results it was sent (comma-separated)
-//   node boinc_load.js run BASE_URL AUTHENTICATOR HOSTS_FILE SECONDS CONCURRENCY [WARMUP]
+//       id, host_cpid, the rpc_seqno of its next request, and the results it
+//       was sent (comma-separated)
+//   node boinc_load.js run SCHEDULER_URL AUTHENTICATOR HOSTS_FILE SECONDS CONCURRENCY [WARMUP]
 //       CONCURRENCY clients, each on one kept-alive connection, each asking
 //       for its own hosts in turn (client k: hosts k, k + CONCURRENCY, ...),
 //       so that no host has two requests at once; WARMUP seconds untimed,
 //       then SECONDS timed.  Prints one JSON line: requests, jobs (counted
-//       in the replies), seconds, requests/s and jobs/s, p50/p99 latency in
-//       ms, and the answers that were not a scheduler reply.
+//       in the replies' <result>s, wherever their <name> is), replies that
+//       sent none, seconds, requests/s and jobs/s, jobs per reply, p50/p99
+//       latency in ms, the server CPU, and the answers that were refusals
+//       or not a scheduler reply.  HOSTS_FILE is written back with each
+//       host's next rpc_seqno: a host's seqno only goes up, as a real
+//       client's does (BOINC's scheduler takes a host whose seqno went
+//       back for a copied client, and makes it a new host).
 //
-// The request is the one Debian's 7.20.5 client sends for one CPU's worth
-// of work (cpu_req_secs 3600, cpu_req_instances 1, p_fpops 1e9, p_ncpus 2),
-// with no reports.  With HELD=1 each host lists, in <other_results>, every
+// SCHEDULER_URL is the scheduler's own URL (allot's front end:
+// MASTER_URL/scheduler; BOINC's: its cgi or fcgi program).  The request is
+// the one Debian's 7.20.5 client sends for one CPU's worth of work
+// (cpu_req_secs 3600, cpu_req_instances 1, p_fpops 1e9, p_ncpus 2), with
+// no reports.  With HELD=1 each host lists, in <other_results>, every
 // result it was sent (it never finishes one, so the list grows); by default
 // the block is left out, as in the comparison with BOINC's own server.
+//
+// Server CPU: CPU="LABEL=PID ..." counts each PID's process tree (its own
+// CPU and its children's, living or reaped: utime + stime + cutime + cstime
+// from /proc); LABEL=cgroup:/sys/fs/cgroup/PATH counts a cgroup's
+// usage_usec.  SERVER_PID and POSTMASTER_PID (bench/boinc_scheduler.sh)
+// stand for node=SERVER_PID pg=POSTMASTER_PID.
 
 const http = require('node:http');
 const fs = require('node:fs');
-const crypto = require('node:crypto');
+const { request, post, newHost, sentNames, REFUSAL } = require('./boinc_request');
 
-const [mode, base, authenticator] = process.argv.slice(2, 5);
-const url = new URL('scheduler', base);
+const [mode, schedulerUrl, authenticator] = process.argv.slice(2, 5);
+const url = new URL(schedulerUrl);
 const held = process.env.HELD === '1';
-
-function request(host) {
-  const others = held ? `<other_results>\n${host.results.map((n) => `<other_result>\n<name>${n}</name>\n</other_result>\n`).join('')}</other_results>\n` : '';
-  const key = host.key ? `<code_sign_key>\n${host.key}</code_sign_key>\n` : '';
-  return `<scheduler_request>
-    <authenticator>${authenticator}</authenticator>
-    <hostid>${host.id}</hostid>
-    <rpc_seqno>${host.seqno}</rpc_seqno>
-    <core_client_major_version>7</core_client_major_version>
-    <core_client_minor_version>20</core_client_minor_version>
-    <core_client_release>5</core_client_release>
-    <resource_share_fraction>1.000000</resource_share_fraction>
-    <rrs_fraction>1.000000</rrs_fraction>
-    <prrs_fraction>1.000000</prrs_fraction>
-    <duration_correction_factor>1.000000</duration_correction_factor>
-    <allow_multiple_clients>0</allow_multiple_clients>
-    <sandbox>1</sandbox>
-    <dont_send_work>0</dont_send_work>
-    <work_req_seconds>3600.000000</work_req_seconds>
-    <cpu_req_secs>3600.000000</cpu_req_secs>
-    <cpu_req_instances>1.000000</cpu_req_instances>
-    <estimated_delay>0.000000</estimated_delay>
-    <client_cap_plan_class>1</client_cap_plan_class>
-    <platform_name>x86_64-pc-linux-gnu</platform_name>
-    <alt_platform>
-        <name>i686-pc-linux-gnu</name>
-    </alt_platform>
-<working_global_preferences>
-<global_preferences>
-   <source_project>${base}</source_project>
-   <mod_time>1700000000.000000</mod_time>
-   <run_on_batteries>1</run_on_batteries>
-   <run_if_user_active>1</run_if_user_active>
-   <run_gpu_if_user_active>0</run_gpu_if_user_active>
-   <suspend_cpu_usage>0.000000</suspend_cpu_usage>
-   <idle_time_to_run>3.000000</idle_time_to_run>
-   <max_ncpus_pct>100.000000</max_ncpus_pct>
-   <cpu_usage_limit>100.000000</cpu_usage_limit>
-   <work_buf_min_days>0.100000</work_buf_min_days>
-   <work_buf_additional_days>0.500000</work_buf_additional_days>
-   <disk_interval>60.000000</disk_interval>
-   <disk_max_used_gb>0.000000</disk_max_used_gb>
-   <disk_max_used_pct>90.000000</disk_max_used_pct>
-   <disk_min_free_gb>0.100000</disk_min_free_gb>
-   <ram_max_used_busy_pct>50.000000</ram_max_used_busy_pct>
-   <ram_max_used_idle_pct>90.000000</ram_max_used_idle_pct>
-   <max_bytes_sec_up>0.000000</max_bytes_sec_up>
-   <max_bytes_sec_down>0.000000</max_bytes_sec_down>
-   <cpu_scheduling_period_minutes>60.000000</cpu_scheduling_period_minutes>
-   <vm_max_used_pct>75.000000</vm_max_used_pct>
-</global_preferences>
-</working_global_preferences>
-<cross_project_id>${host.cross}</cross_project_id>
-<time_stats>
-    <on_frac>0.998000</on_frac>
-    <connected_frac>-1.000000</connected_frac>
-    <cpu_and_network_available_frac>0.999000</cpu_and_network_available_frac>
-    <active_frac>0.997000</active_frac>
-    <gpu_active_frac>0.997000</gpu_active_frac>
-    <client_start_time>1700000000.000000</client_start_time>
-    <total_start_time>1700000000.000000</total_start_time>
-    <total_duration>86400.000000</total_duration>
-    <total_active_duration>86000.000000</total_active_duration>
-    <total_gpu_active_duration>86000.000000</total_gpu_active_duration>
-    <now>${(Date.now() / 1000).toFixed(6)}</now>
-    <previous_uptime>86400.000000</previous_uptime>
-    <session_active_duration>3600.000000</session_active_duration>
-    <session_gpu_active_duration>3600.000000</session_gpu_active_duration>
-</time_stats>
-<net_stats>
-    <bwup>0.000000</bwup>
-    <avg_up>0.000000</avg_up>
-    <avg_time_up>0.000000</avg_time_up>
-    <bwdown>0.000000</bwdown>
-    <avg_down>0.000000</avg_down>
-    <avg_time_down>0.000000</avg_time_down>
-</net_stats>
-<host_info>
-    <timezone>0</timezone>
-    <domain_name>bench-host-${host.n}</domain_name>
-    <ip_addr>127.0.0.1</ip_addr>
-    <host_cpid>${host.cpid}</host_cpid>
-    <p_ncpus>2</p_ncpus>
-    <p_vendor>GenuineIntel</p_vendor>
-    <p_model>Intel(R) Xeon(R) CPU @ 2.20GHz [Family 6 Model 79 Stepping 0]</p_model>
-    <p_features>fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ss ht syscall nx pdpe1gb rdtscp lm constant_tsc rep_good nopl xtopology nonstop_tsc cpuid tsc_known_freq pni pclmulqdq ssse3 fma cx16 pcid sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand hypervisor lahf_lm abm 3dnowprefetch invpcid_single pti ssbd ibrs ibpb stibp fsgsbase tsc_adjust bmi1 hle avx2 smep bmi2 erms invpcid rtm rdseed adx smap xsaveopt arat md_clear arch_capabilities</p_features>
-    <p_fpops>1000000000.000000</p_fpops>
-    <p_iops>1000000000.000000</p_iops>
-    <p_membw>1000000000.000000</p_membw>
-    <p_calculated>0.000000</p_calculated>
-    <p_vm_extensions_disabled>0</p_vm_extensions_disabled>
-    <m_nbytes>8341942272.000000</m_nbytes>
-    <m_cache>262144.000000</m_cache>
-    <m_swap>0.000000</m_swap>
-    <d_total>105089261568.000000</d_total>
-    <d_free>60117385216.000000</d_free>
-    <os_name>Linux Debian</os_name>
-    <os_version>Debian GNU/Linux 12 (bookworm) [6.1.0-13-cloud-amd64|libc 2.36]</os_version>
-    <n_usable_coprocs>0</n_usable_coprocs>
-    <wsl_available>0</wsl_available>
-    <coprocs>
-    </coprocs>
-</host_info>
-<disk_usage>
-    <d_boinc_used_total>1048576.000000</d_boinc_used_total>
-    <d_boinc_used_project>524288.000000</d_boinc_used_project>
-    <d_project_share>0.000000</d_project_share>
-</disk_usage>
-${key}${others}</scheduler_request>
-`;
-}
-
-function post(agent, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: 'POST', agent,
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'User-Agent': 'BOINC client (x86_64-pc-linux-gnu 7.20.5)',
-        'Content-Length': Buffer.byteLength(body) },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-function newHost(n, id = 0) {
-  const cpid = crypto.createHash('md5').update(`bench host ${n}`).digest('hex');
-  return { n, id, cpid, cross: crypto.createHash('md5').update(`cross ${n}`).digest('hex'), seqno: 0, key: null, results: [] };
-}
+const CLK_TCK = Number(process.env.CLK_TCK || 100);
 
 // One request of host; the reply's results and key are remembered.
 async function ask(agent, host) {
   const started = process.hrtime.bigint();
-  const { status, text } = await post(agent, request(host));
+  const { status, text } = await post(url, agent, request(host, { url, authenticator, held }));
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   host.seqno += 1;
-  const ok = status === 200 && text.includes('<scheduler_reply>') && !text.includes('<message');
+  const ok = status === 200 && text.includes('<scheduler_reply>') && !REFUSAL.test(text);
   let jobs = 0;
   if (ok) {
-    for (const m of text.matchAll(/<result>\n<name>([^<]+)<\/name>/g)) {
-      jobs += 1;
-      if (held) host.results.push(m[1]);
-    }
-    const id = /<hostid>([0-9]+)<\/hostid>/.exec(text);
+    const names = sentNames(text);
+    jobs = names.length;
+    if (held) host.results.push(...names);
+    const id = /<hostid>\s*([0-9]+)\s*<\/hostid>/.exec(text);
     if (id) host.id = Number(id[1]);
     const key = /<code_sign_key>\n([^<]*)<\/code_sign_key>/.exec(text);
     if (key) host.key = key[1];
@@ -181,9 +64,10 @@ async function ask(agent, host) {
   return { ok, ms, jobs, text };
 }
 
-// CPU clock ticks (utime + stime) so far of the front end (SERVER_PID) and
-// of the cluster (POSTMASTER_PID: its own, its exited children's, and each
-// live child's), from /proc.
+// CPU so far, in ms, of each source: a process tree (utime + stime +
+// cutime + cstime of the process and every descendant, from /proc: a
+// child's CPU moves into its parent's cutime when it is reaped, so nothing
+// is counted twice or lost) or a cgroup (usage_usec of its cpu.stat).
 function stat(pid) {
   try {
     const text = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
@@ -192,23 +76,54 @@ function stat(pid) {
     return null;   // gone meanwhile
   }
 }
-function serverTicks() {
-  const ticks = (f) => Number(f[11]) + Number(f[12]);
-  const node = stat(process.env.SERVER_PID);
-  const pm = process.env.POSTMASTER_PID;
-  const own = stat(pm);
-  let pg = ticks(own) + Number(own[13]) + Number(own[14]);
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(name)) continue;
-    const f = stat(name);
-    if (f && f[1] === pm) pg += ticks(f);
+const SOURCES = (() => {
+  const out = [];
+  for (const item of (process.env.CPU ?? '').split(/\s+/).filter(Boolean)) {
+    const [label, what] = item.split('=');
+    if (!label || !what) throw new Error(`CPU: "${item}" is not LABEL=PID or LABEL=cgroup:PATH`);
+    out.push({ label, what });
   }
+  if (process.env.SERVER_PID) out.push({ label: 'node', what: process.env.SERVER_PID });
+  if (process.env.POSTMASTER_PID) out.push({ label: 'pg', what: process.env.POSTMASTER_PID });
+  return out;
+})();
+function cpuMs() {
+  const procs = new Map();   // pid -> {ppid, ticks}
+  if (SOURCES.some((s) => !s.what.startsWith('cgroup:'))) {
+    for (const name of fs.readdirSync('/proc')) {
+      if (!/^[0-9]+$/.test(name)) continue;
+      const f = stat(name);
+      if (f) procs.set(name, { ppid: f[1], ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
+    }
+  }
+  const out = {};
+  for (const { label, what } of SOURCES) {
+    if (what.startsWith('cgroup:')) {
+      const text = fs.readFileSync(`${what.slice('cgroup:'.length)}/cpu.stat`, 'latin1');
+      out[label] = Number(/usage_usec ([0-9]+)/.exec(text)[1]) / 1000;
+      continue;
+    }
+    let ticks = 0;
+    for (const [pid, p] of procs) {
+      // in the tree: the process itself or one of its descendants
+      for (let q = pid, depth = 0; q && q !== '0' && depth < 64; q = procs.get(q)?.ppid, depth++) {
+        if (q === what) {
+          ticks += p.ticks;
+          break;
+        }
+      }
+    }
+    out[label] = ticks * 1000 / CLK_TCK;
+  }
+  return out;
+}
+function serverTicks() {
   // The whole machine's busy ticks (all CPUs; steal counted as busy), and
   // this driver's own CPU, so that the others' load can be told apart.
   const cpu = fs.readFileSync('/proc/stat', 'latin1').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
   const busy = cpu[0] + cpu[1] + cpu[2] + cpu[5] + cpu[6] + cpu[7];
   const me = process.cpuUsage();
-  return { node: node ? ticks(node) : 0, pg, busy, driverUs: me.user + me.system };
+  return { ms: cpuMs(), busy, driverUs: me.user + me.system };
 }
 
 function percentile(sorted, p) {
@@ -227,8 +142,7 @@ async function register(nhosts, file) {
     if (!r.ok || host.id === 0) throw new Error(`host ${n} was not registered: ${r.text.slice(0, 400)}`);
     key ??= host.key;
     // The results it was sent, which it holds (and lists with HELD=1).
-    const sent = [...r.text.matchAll(/<result>\n<name>([^<]+)<\/name>/g)].map((m) => m[1]);
-    ids.push(`${host.id} ${host.cpid} ${sent.join(',')}`);
+    ids.push(`${host.id} ${host.cpid} ${host.seqno} ${sentNames(r.text).join(',')}`);
   }
   fs.writeFileSync(file, `${ids.join('\n')}\n`);
   agent.destroy();
@@ -237,8 +151,9 @@ async function register(nhosts, file) {
 
 async function run(file, seconds, concurrency, warmup) {
   const hosts = fs.readFileSync(file, 'utf8').trim().split('\n').map((line, n) => {
-    const [id, , sent] = line.split(' ');
+    const [id, , seqno, sent] = line.split(' ');
     const host = newHost(n, Number(id));
+    host.seqno = Number(seqno);
     if (held && sent) host.results.push(...sent.split(','));
     return host;
   });
@@ -246,6 +161,7 @@ async function run(file, seconds, concurrency, warmup) {
   let requests = 0;
   let all = 0;   // with the warm-up's
   let jobs = 0;
+  let empty = 0;   // replies that sent no job
   let failures = 0;
   let firstFailure = null;
   let timing = false;
@@ -268,6 +184,7 @@ async function run(file, seconds, concurrency, warmup) {
       if (!timing) continue;
       requests += 1;
       jobs += r.jobs;
+      if (r.ok && r.jobs === 0) empty += 1;
       latencies.push(r.ms);
       if (!r.ok) {
         failures += 1;
@@ -277,16 +194,24 @@ async function run(file, seconds, concurrency, warmup) {
     agent.destroy();
   };
   await Promise.all(Array.from({ length: concurrency }, (_, k) => client(k)));
-  // What the hosts hold now, for the next run (HELD=1 lists it).
-  if (held) fs.writeFileSync(file, `${hosts.map((h) => `${h.id} ${h.cpid} ${h.results.join(',')}`).join('\n')}\n`);
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu1 = serverTicks();
+  // Each host's next seqno, and what it holds (HELD=1 lists it), for the
+  // next run.
+  fs.writeFileSync(file, `${hosts.map((h) => `${h.id} ${h.cpid} ${h.seqno} ${h.results.join(',')}`).join('\n')}\n`);
   latencies.sort((a, b) => a - b);
+  const cpu = Object.fromEntries(Object.keys(cpu1.ms).map((k) => [k, Number((cpu1.ms[k] - cpu0.ms[k]).toFixed(1))]));
+  const serverMs = Object.values(cpu).reduce((a, b) => a + b, 0);
   console.log(JSON.stringify({
-    requests, all_requests: all, jobs, secs: Number(secs.toFixed(2)),
+    requests, all_requests: all, jobs, empty, secs: Number(secs.toFixed(2)),
     rps: Number((requests / secs).toFixed(1)), jps: Number((jobs / secs).toFixed(1)),
+    jobs_per_reply: Number((requests ? jobs / requests : 0).toFixed(3)),
     p50: Number(percentile(latencies, 0.5).toFixed(2)), p99: Number(percentile(latencies, 0.99).toFixed(2)),
-    node_ticks: cpu1.node - cpu0.node, pg_ticks: cpu1.pg - cpu0.pg, busy_ticks: cpu1.busy - cpu0.busy,
+    cpu_ms: cpu, cpu_ms_per_job: Number((jobs ? serverMs / jobs : 0).toFixed(3)),
+    cpu_ms_per_request: Number((requests ? serverMs / requests : 0).toFixed(3)),
+    // (ticks, as bench/boinc_scheduler.sh reads them)
+    node_ticks: Math.round((cpu.node ?? 0) * CLK_TCK / 1000), pg_ticks: Math.round((cpu.pg ?? 0) * CLK_TCK / 1000),
+    busy_ticks: cpu1.busy - cpu0.busy, busy_ms: Number(((cpu1.busy - cpu0.busy) * 1000 / CLK_TCK).toFixed(1)),
     driver_us: cpu1.driverUs - cpu0.driverUs,
     failures, firstFailure,
   }));

@@ -16,7 +16,8 @@
 # POST /api/heartbeat for the hosts in turn, each with its key, for SECONDS
 # seconds (bench/web_load.js).  Reported per run: requests/s, p50 and p99
 # latency, the web server's CPU time per request (from /proc, user +
-# system) and the load average before the run; then the ratio of the two.
+# system) and how busy the machine was before the run (cluster.sh's wait_quiet);
+# then the ratio of the two.
 # Every answer must be 200.
 #
 # Usage: bench/web_auth.sh
@@ -38,7 +39,7 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-15}
 PG_CONFIG=${PG_CONFIG:-pg_config}
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
-WEB_SRC=$BENCH_DIR/../examples/web
+EXAMPLES=$BENCH_DIR/../examples
 # shellcheck source=bench/cluster.sh
 source "$BENCH_DIR/cluster.sh"
 DB=bench_web
@@ -55,14 +56,13 @@ psql_q -c "INSERT INTO allot.workload (name, engine) VALUES ('bench', 'E');
            INSERT INTO allot.host (name, threads) SELECT 'h' || g, 8 FROM generate_series(1, $NHOSTS) g;
            CREATE ROLE bench_web LOGIN IN ROLE allot_web;"
 
-say "installing the web layer into $WORK/web (npm ci)"
-mkdir "$WORK/web"
-cp "$WEB_SRC"/{package.json,package-lock.json,server.js,app.js,auth.js,host-key.js,setup.sql} "$WORK/web/"
-(cd "$WORK/web" && npm ci --no-audit --no-fund --silent) || die "npm ci failed"
-psql_q -f "$WORK/web/setup.sql"
+say "installing the web layer into $WORK/examples/web (npm ci)"
+tar -C "$EXAMPLES/.." --exclude=node_modules --exclude='*.log' -cf - examples | tar -C "$WORK" -xf -
+(cd "$WORK/examples" && npm ci --no-audit --no-fund --silent) || die "npm ci failed"
+psql_q -f "$WORK/examples/web/setup.sql"
 : >"$WORK/hosts"
 for id in $(psql_q -At -c 'SELECT id FROM allot.host ORDER BY id'); do
-    echo "$id $(node "$WORK/web/host-key.js" issue "$id" 2>/dev/null)" >>"$WORK/hosts"
+    echo "$id $(node "$WORK/examples/web/host-key.js" issue "$id" 2>/dev/null)" >>"$WORK/hosts"
 done
 # Every host assigned once, so that a heartbeat finds an assignment.
 psql_q -At -c 'SELECT count(*) FROM allot.host h, allot.assign_workload(h.id) a' >/dev/null
@@ -87,7 +87,7 @@ ROWS=
 run() {
     local label=$1 cache=$2 t0 t1 out
     PORT=$WEB_PORT HOST=127.0.0.1 AUTH_CACHE_SIZE=$cache PGUSER=bench_web PG_POOL_SIZE=$CLIENTS \
-        node "$WORK/web/server.js" >"$WORK/server-$cache.log" 2>&1 &
+        node "$WORK/examples/web/server.js" >"$WORK/server-$cache.log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 100); do
         curl -s -o /dev/null "http://127.0.0.1:$WEB_PORT/" && break
@@ -107,7 +107,7 @@ run() {
         if (r.not_200 > 0) { console.error(`${label}: ${r.not_200} answers were not 200`); process.exit(1); }
         const cpuMs = Number(ticks) / Number(hz) * 1000 / r.requests;
         console.log(`| ${label} | ${r.requests} | ${r.rps.toFixed(0)} | ${r.p50_ms.toFixed(2)} ms | ${r.p99_ms.toFixed(2)} ms | ${cpuMs.toFixed(3)} ms | ${load} |`);
-    ' "$out" "$label" "$((t1 - t0))" "$TICKS_PER_SEC" "$QUIET_LOAD")$'\n' || die "$label: a request failed"
+    ' "$out" "$label" "$((t1 - t0))" "$TICKS_PER_SEC" "$QUIET")$'\n' || die "$label: a request failed"
     say "$label: $out"
 }
 
@@ -118,7 +118,7 @@ run 'no cache (AUTH_CACHE_SIZE=0): scrypt every request' 0
     echo "bench/web_auth.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, node $(node --version)"
     echo "$NHOSTS hosts, $CLIENTS clients, $SECONDS_PER_RUN s per run, POST /api/heartbeat with the host's key"
     echo
-    echo "| run | requests | requests/s | p50 | p99 | web server CPU per request | load average before |"
+    echo "| run | requests | requests/s | p50 | p99 | web server CPU per request | machine before the run |"
     echo "|---|---:|---:|---:|---:|---:|---|"
     printf '%s' "$ROWS"
     echo

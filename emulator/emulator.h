@@ -176,6 +176,14 @@ typedef struct Emulator
 	bool		progress_tty;
 
 	PGconn	   *control;		/* setup, events, transitioner, samples */
+	bool		voices;			/* allot 0.7.0: owners, quorums, reliability */
+	char		replication[512];	/* its summary lines (metrics.c) */
+	double		replication_overhead;	/* replicas / results done */
+	double		reliable_share;	/* hosts reliable at the end / hosts sent work */
+	double		reliable_median_h;	/* time to reliable, median */
+	char	   *to_validate;	/* "{id,id,...}": the tick's successes (0.7.0) */
+	size_t		to_validate_len;
+	size_t		to_validate_cap;
 	Pipeline	pipe;
 
 	int			nresources;

@@ -113,6 +113,9 @@ insert_workload(Emulator *em, int i)
 					 " delay_bound, dev_threads, base_threads)"
 					 " VALUES ($1, $2, $3, $4, $5, $6, $7::interval, $8, $8)", 8, values))
 		return false;
+	if (w->adaptive_replication &&
+		!exec_params(em, "UPDATE allot.workload SET adaptive_replication = true WHERE id = $1", 1, values))
+		return false;
 	if (w->app >= 0 && w->jobs > 0 &&
 		!exec_params(em,
 					 "INSERT INTO allot.job (workload_id, predicted_app_units)"
@@ -132,8 +135,13 @@ copy_hosts(Emulator *em)
 	PGresult   *res;
 	char		row[512];
 	bool		ok = true;
+	bool		registered = false;	/* some group registered itself (allot 0.5.0 on) */
 
-	res = PQexec(em->control,
+	for (int g = 0; g < em->scn.ngroups; g++)
+		registered = registered || em->scn.groups[g].registered;
+	res = PQexec(em->control, registered ?
+				 "COPY allot.host (id, name, os, threads, physical_cores, sockets, cpu_flops, registered_at)"
+				 " FROM STDIN" :
 				 "COPY allot.host (id, name, os, threads, physical_cores, sockets, cpu_flops) FROM STDIN");
 	if (PQresultStatus(res) != PGRES_COPY_IN)
 	{
@@ -145,9 +153,12 @@ copy_hosts(Emulator *em)
 	for (int i = 0; i < em->nhosts && ok; i++)
 	{
 		Host	   *h = &em->hosts[i];
-		int			n = snprintf(row, sizeof(row), "%lld\t%s-%lld\tLinux\t%d\t%d\t%d\t%.17g\n",
+		int			n = snprintf(row, sizeof(row), "%lld\t%s-%lld\tLinux\t%d\t%d\t%d\t%.17g%s%s\n",
 								 (long long) h->id, em->scn.groups[h->group].name, (long long) h->id,
-								 h->threads, h->cores, h->sockets, h->res[0].instance_flops);
+								 h->threads, h->cores, h->sockets, h->res[0].instance_flops,
+								 registered ? "\t" : "",
+								 !registered ? "" :
+								 em->scn.groups[h->group].registered ? "2026-01-01 00:00:00+00" : "\\N");
 
 		ok = PQputCopyData(em->control, row, n) == 1;
 	}

@@ -24,14 +24,51 @@
  * contacts and the transitioner (never concurrent with contacts) change
  * such a row, so the check cannot race.  The farm's validator accepts
  * every success at once (the emulated hosts are honest): allot learns from
- * validated results only.
+ * validated results only.  Each verdict passes the virtual time, at which
+ * allot 0.7.0 notes when a host became reliable; the replicas of a job
+ * (allot 0.7.0) agree, their digests being equal (NULL: one class).
  */
-static const char *const REPORT_SQL =
-"SELECT CASE WHEN allot.report_job(j.host_id, j.id, $3, $4::float8, $5::float8, NULL,"
-"                                  to_timestamp($6::float8)) ->> 'state' = 'done'"
-"            THEN allot.validate_job(j.id, true) END"
-" FROM allot.job j"
-" WHERE j.id = $2 AND j.host_id = $1 AND j.state = 'in_progress' AND j.sent_at = to_timestamp($7::float8)";
+#define REPORT_SQL(validate) \
+"SELECT CASE WHEN allot.report_job(j.host_id, j.id, $3, $4::float8, $5::float8, NULL," \
+"                                  to_timestamp($6::float8)) ->> 'state' = 'done'" \
+"            THEN " validate " END" \
+" FROM allot.job j" \
+" WHERE j.id = $2 AND j.host_id = $1 AND j.state = 'in_progress' AND j.sent_at = to_timestamp($7::float8)"
+static const char *const REPORT_SQL_060 = REPORT_SQL("allot.validate_job(j.id, true)");
+static const char *const REPORT_SQL_070 = REPORT_SQL("true");
+
+/*
+ * From allot 0.7.0 the validator runs after each tick on the control
+ * connection, as BOINC's validator daemon runs beside its scheduler: a
+ * verdict on a replicated job takes that job's verdict lock until its
+ * transaction ends, and the contacts of one tick, each reporting several
+ * jobs, would otherwise wait for each other's.  The virtual time of the
+ * tick is the verdicts' now (allot notes when a host became reliable).
+ */
+static const char *const VALIDATE_SQL =
+"SELECT count(allot.validate_job(id, true, NULL, NULL, to_timestamp($1::float8)))"
+"  FROM unnest($2::bigint[]) id";
+
+/* Note a job reported done in this tick, for the validator. */
+static bool
+note_success(Emulator *em, const char *job_id)
+{
+	size_t		need = em->to_validate_len + strlen(job_id) + 3;
+
+	if (need > em->to_validate_cap)
+	{
+		size_t		cap = need * 2 + 64;
+		char	   *p = realloc(em->to_validate, cap);
+
+		if (p == NULL)
+			return false;
+		em->to_validate = p;
+		em->to_validate_cap = cap;
+	}
+	em->to_validate_len += (size_t) sprintf(em->to_validate + em->to_validate_len, "%s%s",
+											em->to_validate_len == 0 ? "{" : ",", job_id);
+	return true;
+}
 
 /* The reply, flattened to two text columns the emulator splits:
  * "job_id workload_id app_version_id est_secs deadline_epoch;..." and
@@ -62,6 +99,11 @@ on_result(void *ctx, Contact *c, Call *call, PGresult *res)
 		}
 		if (call->success)
 		{
+			if (em->voices && !note_success(em, call->values[1]))
+			{
+				fprintf(stderr, "out of memory\n");
+				exit(2);
+			}
 			em->m.done_jobs[call->workload]++;
 			em->m.done_app_units[call->workload] += call->app_units;
 			em->m.done_flops[call->workload] += call->flops;
@@ -213,7 +255,16 @@ job_farm_run(Emulator *em)
 
 	if (due == NULL)
 		return false;
-	if (!prepare_all(em, "report", REPORT_SQL, 0) || !prepare_all(em, "request", REQUEST_SQL, 0))
+	{
+		PGresult   *res = control_query(em, "SELECT to_regclass('allot.host_reliability') IS NOT NULL", 0, NULL);
+
+		if (res == NULL)
+			return false;
+		em->voices = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+		PQclear(res);
+	}
+	if (!prepare_all(em, "report", em->voices ? REPORT_SQL_070 : REPORT_SQL_060, 0) ||
+		!prepare_all(em, "request", REQUEST_SQL, 0))
 		return false;
 	for (int i = 0; i < em->nhosts; i++)
 	{
@@ -257,6 +308,19 @@ job_farm_run(Emulator *em)
 				return false;
 			for (int i = 0; i < ndue; i++)
 				schedule(em, due[i]);
+			if (em->voices && em->to_validate_len > 0)
+			{
+				char		now[32];
+				const char *values[2] = {now, em->to_validate};
+				PGresult   *res;
+
+				strcpy(em->to_validate + em->to_validate_len, "}");
+				snprintf(now, sizeof(now), "%.6f", VIRTUAL_EPOCH + t);
+				if ((res = control_query(em, VALIDATE_SQL, 2, values)) == NULL)
+					return false;
+				PQclear(res);
+				em->to_validate_len = 0;
+			}
 		}
 		if (!end_of_tick(em, t, &next_transitioner, &bucket))
 			return false;

@@ -224,6 +224,55 @@ summarize(Emulator *em, Summary *s)
 		? m->requests / (em->nhosts * measured_secs / 3600) : NAN;
 }
 
+/*
+ * allot 0.7.0's replication, read from its tables at the end of the run:
+ * the replicas among the results done (the share of the work spent on
+ * checking, adaptive replication's overhead), and how fast hosts became
+ * reliable (from their first sending to allot.reliable_after consecutive
+ * valid results).  Empty before 0.7.0, or on an assignment farm.
+ */
+static void
+replication_summary(Emulator *em, char *out, size_t len)
+{
+	PGresult   *res;
+
+	out[0] = '\0';
+	if (!em->voices)
+		return;
+	res = control_query(em,
+						"WITH done AS (SELECT count(*) FILTER (WHERE replica_of IS NOT NULL) AS replicas,"
+						"                     count(*) AS results FROM allot.job WHERE state = 'done'),"
+						" first AS (SELECT host_id, min(sent_at) AS sent FROM allot.job_report GROUP BY host_id),"
+						" took AS (SELECT extract(epoch FROM r.reliable_at - f.sent)::float8 / 3600 AS hours"
+						"            FROM first f LEFT JOIN allot.host_reliability r ON r.host_id = f.host_id)"
+						"SELECT d.replicas, d.results, (SELECT count(*) FROM took),"
+						"       (SELECT count(hours) FROM took),"
+						"       coalesce((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY hours) FROM took), 0),"
+						"       coalesce((SELECT percentile_cont(0.9) WITHIN GROUP (ORDER BY hours) FROM took), 0)"
+						"  FROM done d", 0, NULL);
+	if (res == NULL)
+		return;
+	{
+		long		replicas = atol(PQgetvalue(res, 0, 0));
+		long		results = atol(PQgetvalue(res, 0, 1));
+		long		hosts = atol(PQgetvalue(res, 0, 2));
+		long		reliable = atol(PQgetvalue(res, 0, 3));
+
+		em->replication_overhead = results > 0 ? (double) replicas / results : 0;
+		em->reliable_share = hosts > 0 ? (double) reliable / hosts : 0;
+		em->reliable_median_h = atof(PQgetvalue(res, 0, 4));
+
+		snprintf(out, len,
+				 "%-32s %.4f   (%ld replicas of %ld results done)\n"
+				 "%-32s %.4f   (%ld of %ld hosts that were sent work)\n"
+				 "%-32s %.2f h median, %.2f h p90   (first sending to reliable)\n",
+				 "replication overhead", results > 0 ? (double) replicas / results : 0, replicas, results,
+				 "hosts reliable at the end", hosts > 0 ? (double) reliable / hosts : 0, reliable, hosts,
+				 "time to reliable", atof(PQgetvalue(res, 0, 4)), atof(PQgetvalue(res, 0, 5)));
+	}
+	PQclear(res);
+}
+
 static void
 print_summary(Emulator *em, const Summary *s, FILE *f, const char *consistency)
 {
@@ -264,6 +313,8 @@ print_summary(Emulator *em, const Summary *s, FILE *f, const char *consistency)
 		fprintf(f, "%-32s %.4f   (%ld request_work calls, %ld jobs completed)\n", "requests per job",
 				s->requests_per_job, m->requests, m->jobs_completed);
 	fprintf(f, "%-32s %.4f\n", "requests per host-hour", s->requests_per_host_hour);
+	if (scn->job_farm)
+		fputs(em->replication, f);
 	if (consistency)
 		fprintf(f, "%-32s %s\n", "consistency with allot", consistency);
 
@@ -395,6 +446,9 @@ write_csvs(Emulator *em, const Summary *s, bool consistent)
 	fprintf(f, "setup_seconds,%.3f\nrun_seconds,%.3f\ncalls_per_second,%.1f\nrequests_per_second,%.1f\n",
 			em->wall_setup, em->wall_run, em->wall_run > 0 ? m->calls_all / em->wall_run : 0,
 			em->wall_run > 0 ? m->requests_all / em->wall_run : 0);
+	if (em->voices && scn->job_farm)
+		fprintf(f, "replication_overhead,%.6f\nhosts_reliable,%.6f\ntime_to_reliable_median_hours,%.4f\n",
+				em->replication_overhead, em->reliable_share, em->reliable_median_h);
 	fprintf(f, "consistent,%d\n", consistent ? 1 : 0);
 	fclose(f);
 
@@ -427,6 +481,8 @@ metrics_report(Emulator *em, bool consistent, const char *consistency)
 
 	metrics_fair_shares(em);
 	summarize(em, &s);
+	if (em->scn.job_farm)
+		replication_summary(em, em->replication, sizeof(em->replication));
 	print_summary(em, &s, stdout, consistency);
 	if ((f = open_out(em, "summary.txt", path, sizeof(path))) == NULL)
 		return false;

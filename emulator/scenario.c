@@ -304,6 +304,8 @@ workload_key(Parser *p, const char *key, char *val)
 		w->jobs = (long) x;
 	else if (!strcmp(key, "app_units"))
 		return parse_dist(p, val, &w->app_units);
+	else if (!strcmp(key, "replication") && (!strcmp(val, "adaptive") || !strcmp(val, "none")))
+		w->adaptive_replication = !strcmp(val, "adaptive");
 	else if (!strcmp(key, "predicted_app_units") && parse_number(val, &x) && x > 0)
 		w->predicted_au = x;
 	else if (!strcmp(key, "threads") && parse_number(val, &x) && x >= 1)
@@ -341,6 +343,8 @@ hosts_key(Parser *p, const char *key, char *val)
 	}
 	else if (!strcmp(key, "count") && parse_number(val, &x) && x >= 0)
 		g->count = (int) x;
+	else if (!strcmp(key, "registered") && (!strcmp(val, "yes") || !strcmp(val, "no")))
+		g->registered = !strcmp(val, "yes");
 	else if (!strcmp(key, "hyperthreaded"))
 	{
 		if (!parse_bool(val, &g->hyperthreaded))

@@ -66,12 +66,16 @@ typedef struct ScnWorkload
 	double		predicted_au;	/* <= 0: the distribution's mean */
 	int			threads;		/* dev and base threads (assignment workloads) */
 	double		start;			/* when it is added */
+	bool		adaptive_replication;	/* allot 0.7.0: replicate jobs of hosts
+										 * not reliable */
 } ScnWorkload;
 
 typedef struct ScnHostGroup
 {
 	char		name[NAME_LEN];
 	int			count;
+	bool		registered;		/* registered itself (not the operator's):
+								 * allot 0.7.0 trusts it only once proven */
 	int			nchoices;		/* CPUs (threads) of a host: one of these */
 	int			cpus[MAX_CHOICES];
 	bool		hyperthreaded;	/* physical cores = threads / 2 */

@@ -55,7 +55,10 @@ SELECT 'worker-' || g, 'Linux', '{avx2,bmi2}',
 SELECT count(*) AS hosts, sum(threads) AS threads FROM allot.host;
 
 -- The simulation.  Each virtual minute: hosts whose batch is over ask for a
--- new workload; then the threads on each workload are sampled.
+-- new workload; then the threads on each workload are sampled, and the
+-- transitioner runs, as pg_cron runs it each minute: it keeps each
+-- workload's share against its fair share, minute by minute, which the
+-- status page draws (allot.status_share_history).
 CREATE TEMP TABLE demo_busy (host_id bigint PRIMARY KEY, until timestamptz);
 CREATE TEMP TABLE demo_sample (minute int, workload_id bigint, threads bigint);
 
@@ -81,9 +84,11 @@ BEGIN
             UPDATE demo_busy SET until = now_ + make_interval(mins => 5 + floor(random() * 11)::int)
              WHERE host_id = h.host_id;
         END LOOP;
-        -- At minute 60 one test ends and another begins.
+        -- At minute 60 one test ends (at that virtual minute) and another
+        -- begins.
         IF m = 60 THEN
-            UPDATE allot.workload SET state = 'finished' WHERE name = 'Berserk: regression';
+            UPDATE allot.workload SET state = 'finished', finished_at = now_
+             WHERE name = 'Berserk: regression';
             INSERT INTO allot.workload (name, engine, priority, throughput)
             VALUES ('Stockfish: search', 'Stockfish', 0, 1500);
             RAISE NOTICE 'minute 60: "Berserk: regression" finished, "Stockfish: search" arrived';
@@ -94,6 +99,7 @@ BEGIN
             SELECT m, a.workload_id, sum(a.threads)
               FROM allot.assignment a WHERE a.counted GROUP BY a.workload_id;
         END IF;
+        PERFORM allot.run_transitioner(now_);
         IF m % 20 = 19 OR m = minutes - 1 THEN
             RAISE NOTICE 'minute %/%: % requests so far, % switched workload',
                 m + 1, minutes, requests, switches;
@@ -225,7 +231,15 @@ BEGIN
 END $$;
 
 \echo '== Simulating a virtual day in 10-minute steps'
+-- The two simulations run one after the other over the same virtual
+-- hours, and a minute's shares are written by its first transitioner run:
+-- each simulation keeps its own farm's history, what the job farm's runs
+-- would write of the engine-testing farm (as it ended) is not its past.
+CREATE TEMP TABLE demo_history AS SELECT * FROM allot.share_history;
+DELETE FROM allot.share_history;
 CALL pg_temp.simulate_jobs(:'jobs_start', 144);
+DELETE FROM allot.share_history WHERE NOT jobs;
+INSERT INTO allot.share_history SELECT * FROM demo_history;
 
 \echo '== Share of the farm''s FLOPS in use, hours 6 to 24 (fair: a third each)'
 WITH per AS (

@@ -40,11 +40,13 @@ fi
 # python3-requests, python3-psutil, python3-cpuinfo and g++:
 # test/t/060_openbench_worker.pl runs OpenBench's worker (Python), which
 # builds fastchess (C++) and the engines (gcc) it plays.
+# git: examples/openbench/resolver.js reads branches with it, and
+# test/openbench/resolver_test.js serves a repository with git daemon.
 APT_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
               postgresql-15-cron libtap-parser-sourcehandler-pgtap-perl
               libipc-run-perl libpq-dev make gcc g++ curl chromium
               boinc-client libboinc-app-dev iproute2 util-linux
-              python3 python3-requests python3-psutil python3-cpuinfo)
+              python3 python3-requests python3-psutil python3-cpuinfo git)
 
 say() { printf '==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

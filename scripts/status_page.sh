@@ -4,7 +4,7 @@
 # creates two login roles if missing, allot_demo_web (in allot_web, for the
 # web layer's API) and allot_demo_monitor (in allot_monitor, for the page),
 # without passwords: for a throwaway cluster that trusts its unix socket.
-# It installs the web layer's packages if needed (npm ci), starts
+# It installs the front ends' packages if needed (npm ci), starts
 # `node server.js` on a free port of 127.0.0.1, and prints the page's
 # address and how to stop it.
 #
@@ -20,9 +20,11 @@ source scripts/common.sh
 db=$1 log=$2/web.log
 
 ensure_node >&2 || die "could not install node and npm"
-if [ ! -d examples/web/node_modules ]; then
-    # npm's summary ("added 14 packages") is stdout, its errors stderr
-    (cd examples/web && npm ci --no-audit --no-fund >/dev/null) || die "npm ci failed in examples/web"
+# The front ends' packages (one npm workspace, examples/), with what the
+# web layer needs among them.
+if [ ! -d examples/node_modules/pg ] || [ ! -d examples/node_modules/allot-common ]; then
+    # npm's summary ("added 26 packages") is stdout, its errors stderr
+    (cd examples && npm ci --no-audit --no-fund >/dev/null) || die "npm ci failed in examples"
 fi
 psql -X -q -v ON_ERROR_STOP=1 -d "$db" >&2 <<'SQL' || die "could not create the web layer's roles"
 DO $$

@@ -28,12 +28,18 @@
  *                 long job is what honest hosts report; fifty in a row is
  *                 not (checked among PLAUSIBLE_AMONG hosts or more)
  *
- * The limits, measured in docs/threat-model.md: colluding hosts that
- * always claim the most act like honest reports at the bound, with a weight
- * their number gives; beyond about one voice in 16 they could raise the
- * bound without end, and the estimate follows them.
+ * From 0.7.0 the reports are screened first (voices.h): voices and reports
+ * implausible by far are left out, and a voice is an owner, not a host.
+ * The limits, measured in docs/voices.md's threat model: colluding voices
+ * that always claim the most within the band act like honest reports at
+ * the bound, with a weight their number gives; beyond about one voice in 16
+ * they raise the bound without end, and the estimate follows them.  And a
+ * search from below stalls under a tail rarer than about one report in 17,
+ * however far it reaches: when one voice in ALLOT_TAIL_SHARE reaches the
+ * stalled limit, the search goes on from the seed's own bound.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "app_unit_stats.h"
@@ -52,8 +58,8 @@
 static int
 by_host(const void *a, const void *b)
 {
-	int64_t		x = ((const AppUnitReport *) a)->host_id;
-	int64_t		y = ((const AppUnitReport *) b)->host_id;
+	int64_t		x = ((const AppUnitReport *) a)->voice;
+	int64_t		y = ((const AppUnitReport *) b)->voice;
 
 	return (x > y) - (x < y);
 }
@@ -75,19 +81,119 @@ mean_var(const double *x, const double *w, int n, double wsum, double neff,
 	*var = neff > 1 ? ss / wsum * neff / (neff - 1) : 0;
 }
 
+/*
+ * Leave out what screening finds implausible by far (voices.h): the
+ * reports of voices whose median ratio or median FLOPS per app unit is
+ * beyond the band, and reports whose ratio is.  Returns how many reports
+ * remain, moved to the front.
+ */
+static int
+screen_reports(AppUnitReport *reports, int n, double *work, AppUnitScreen *screen)
+{
+	int64_t    *voices = (int64_t *) (work + 7 * n);
+	bool	   *ratio_voice_out = (bool *) (work + 10 * n);	/* after allot_screen's iwork */
+	bool	   *ratio_out = ratio_voice_out + n;
+	bool	   *flops_voice_out = ratio_out + n;
+	bool	   *flops_out = flops_voice_out + n;
+	double	   *values = work;
+	int			kept = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		voices[i] = reports[i].voice;
+		values[i] = reports[i].actual / reports[i].predicted;
+	}
+	allot_screen(voices, values, n, &screen->ratio, ratio_voice_out, ratio_out,
+				 work + 4 * n, voices + n);
+	for (int i = 0; i < n; i++)
+		values[i] = reports[i].flops_per_au;
+	allot_screen(voices, values, n, &screen->flops, flops_voice_out, flops_out,
+				 work + 4 * n, voices + n);
+
+	screen->n_voices_out = 0;
+	for (int i = 0; i < n; i++)
+	{
+		bool		voice_out = ratio_voice_out[i] || flops_voice_out[i];
+
+		if (voice_out && screen->voices_out != NULL)
+		{
+			bool		listed = false;
+
+			for (int k = 0; k < screen->n_voices_out && !listed; k++)
+				listed = screen->voices_out[k] == reports[i].voice;
+			if (!listed)
+				screen->voices_out[screen->n_voices_out++] = reports[i].voice;
+		}
+		if (!voice_out && !ratio_out[i])
+			reports[kept++] = reports[i];
+	}
+	return kept;
+}
+
+/*
+ * A share of the voices this large reaching the limit is the farm's tail,
+ * not a few voices' claim: 0.6.0's search held out a few voices claiming
+ * the most up to about one voice in 16, and no further.
+ */
+#define ALLOT_TAIL_SHARE 16
+
+/* Do at least one voice in ALLOT_TAIL_SHARE have a report at the limit? */
+static bool
+tail_is_the_farms(const AppUnitReport *reports, const double *w, int n, double hosts,
+				  double limit)
+{
+	double		reaching = 0;
+
+	(void) w;
+	for (int i = 0; i < n;)
+	{
+		int			j = i;
+		bool		reaches = false;
+
+		while (j < n && reports[j].voice == reports[i].voice)
+		{
+			reaches = reaches || reports[j].actual / reports[j].predicted >= limit;
+			j++;
+		}
+		if (reaches)
+			reaching += 1;
+		i = j;
+	}
+	return reaching * ALLOT_TAIL_SHARE >= hosts;
+}
+
+/* The seed's bound, mean + X sd of the ratios, uncapped (work: n doubles). */
+static double
+plain_bound(const AppUnitReport *reports, const double *w, int n, double hosts, double neff,
+			double *work)
+{
+	double		mean,
+				var;
+
+	for (int i = 0; i < n; i++)
+		work[i] = reports[i].actual / reports[i].predicted;
+	mean_var(work, w, n, hosts, neff, &mean, &var);
+	return mean + ALLOT_BOUND_X * sqrt(var);
+}
+
 void
 allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
-					 AppStats *stats, double *cap)
+					 AppStats *stats, double *cap, AppUnitScreen *screen)
 {
-	double	   *x = work;		/* counted ratios */
-	double	   *w = work + n;	/* weights */
+	double	   *x;
+	double	   *w;
 	double		hosts = 0,
 				w2sum = 0,
 				neff,
 				mean = 0,
 				var = 0,
 				limit;
+	bool		stalled = false;
 
+	if (screen != NULL)
+		n = screen_reports(reports, n, work, screen);
+	x = work;					/* counted ratios */
+	w = work + n;				/* weights */
 	stats->n = n;
 	stats->actual_au_mean = stats->actual_au_m2 = 0;
 	stats->predicted_au_mean = stats->predicted_au_m2 = 0;
@@ -102,7 +208,7 @@ allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
 	{
 		int			j = i;
 
-		while (j < n && reports[j].host_id == reports[i].host_id)
+		while (j < n && reports[j].voice == reports[i].voice)
 			j++;
 		for (int k = i; k < j; k++)
 			w[k] = 1.0 / (j - i);
@@ -140,7 +246,7 @@ allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
 			double		hm = 0,
 						allowed;
 
-			while (j < n && reports[j].host_id == reports[i].host_id)
+			while (j < n && reports[j].voice == reports[i].voice)
 				j++;
 			for (int k = i; k < j; k++)
 				hm += x[k];
@@ -158,6 +264,28 @@ allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
 		mean_var(x, w, n, hosts, neff, &mean, &var);
 
 		next = mean + ALLOT_BOUND_X * sqrt(var);
+		if (!(next > limit * (1 + 1e-9)) && screen != NULL && !stalled &&
+			hosts >= ALLOT_SCREEN_AMONG && tail_is_the_farms(reports, w, n, hosts, limit))
+		{
+			/*
+			 * Stalled below a tail the farm shares (0.7.0): counted up to
+			 * the limit, a tail rarer than about one report in 17 can never
+			 * raise it (mean + X sd of the capped values stays below), and
+			 * voices that report exactly their prediction, diluting the
+			 * tail, stalled it below the farm's honest long jobs.  When at
+			 * least one voice in ALLOT_TAIL_SHARE reaches the limit, the
+			 * tail is not a few voices' claim: the search goes on from the
+			 * seed's own bound over the screened reports, uncapped.
+			 */
+			double		plain = plain_bound(reports, w, n, hosts, neff, work + 2 * n);
+
+			stalled = true;
+			if (plain > limit)
+			{
+				limit = plain;
+				continue;
+			}
+		}
 		if (!(next > limit * (1 + 1e-9)))
 			break;
 		limit = next;

@@ -1,6 +1,6 @@
 /*
  * app_unit_stats.h: an app's statistics of app units (seed 004), learnt from
- * its recent validated reports with one voice per host.
+ * its recent validated reports with one voice per owner (voices.h).
  *
  * Pure logic: no SPI, no allocation, no PostgreSQL headers.
  */
@@ -10,14 +10,32 @@
 #include <stdint.h>
 
 #include "estimate.h"
+#include "voices.h"
 
 /* One validated successful report in an app's window. */
 typedef struct AppUnitReport
 {
-	int64_t		host_id;
+	int64_t		voice;			/* its host's voice (voices.h) */
 	double		actual;			/* app units reported */
 	double		predicted;		/* app units the job predicted */
+	double		flops_per_au;	/* elapsed x raw FLOPS / actual, as claimed;
+								 * 0: the report says nothing of it */
 } AppUnitReport;
+
+/*
+ * What screening left out (voices.h): the bands of ratios and of FLOPS per
+ * app unit, and the voices left out of every statistic (room for n).
+ */
+typedef struct AppUnitScreen
+{
+	ScreenBand	ratio;
+	ScreenBand	flops;
+	int64_t    *voices_out;
+	int			n_voices_out;
+} AppUnitScreen;
+
+/* Doubles of work allot_app_unit_stats needs for n reports. */
+#define ALLOT_APP_UNIT_WORK(n) (11 * (n) + 1)
 
 /*
  * Before a report's ratio of actual to predicted app units counts in full,
@@ -28,11 +46,15 @@ typedef struct AppUnitReport
 #define ALLOT_RATIO_START 2.0
 
 /*
- * The app's statistics from reports[0 .. n), each host one voice.  Sorts
- * reports by host in place; work must hold 4 * n doubles.  *cap receives
- * the ratio beyond which a report counted at that ratio (0 when n is 0).
+ * The app's statistics from reports[0 .. n), each voice one voice, after
+ * screening (voices.h): the reports of voices left out, and those whose
+ * ratio is beyond the band, are not counted (stats->n counts the rest).
+ * Reorders reports in place; work must hold ALLOT_APP_UNIT_WORK(n)
+ * doubles.  *cap receives the ratio beyond which a report counted at that
+ * ratio (0 when nothing counts).  With screen NULL nothing is screened
+ * (0.6.0's statistics); else it receives what was left out.
  */
 extern void allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
-								 AppStats *stats, double *cap);
+								 AppStats *stats, double *cap, AppUnitScreen *screen);
 
 #endif							/* ALLOT_APP_UNIT_STATS_H */

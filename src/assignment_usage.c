@@ -39,6 +39,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
@@ -47,9 +48,11 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
@@ -336,43 +339,57 @@ read_horizon(Snapshot snap, int64 *generation, TimestampTz *horizon)
  * checked against its assignment under snap: fn gets the ones still
  * counted and seen before the cutoff.  An index range over the list, about
  * as long as the hosts that went quiet and were not swept yet, with a
- * primary-key probe of each entry's assignment.
+ * primary-key probe of each entry's assignment.  *first, if asked for, is
+ * the earliest seen_at listed in this generation (DT_NOEND: none): no
+ * cutoff up to it has anything to visit.
  */
 static void
-visit_lapsed(Snapshot snap, int64 generation, TimestampTz cutoff, LapsedFn fn, void *arg)
+visit_lapsed(Snapshot snap, int64 generation, TimestampTz cutoff, LapsedFn fn, void *arg,
+			 TimestampTz *first)
 {
 	AllotTable	w,
 				a;
 	Relation	seen_idx = allot_index_open("assignment_watch_seen_idx");
-	ScanKeyData keys[2];
+	ScanKeyData keys[1];
 	IndexScanDesc iscan;
 	AttrNumber	w_host,
+				w_seen,
 				a_workload,
 				a_threads,
 				a_focus,
 				a_counted,
 				a_seen;
+	bool		any = false;
 
 	allot_table_open(&w, "assignment_watch", NULL, false);
 	allot_table_open(&a, "assignment", "assignment_pkey", false);
 	w_host = allot_column(&w, "host_id", INT8OID);
+	w_seen = allot_column(&w, "seen_at", TIMESTAMPTZOID);
 	a_workload = allot_column(&a, "workload_id", INT8OID);
 	a_threads = allot_column(&a, "threads", INT4OID);
 	a_focus = allot_column(&a, "focus", BOOLOID);
 	a_counted = allot_column(&a, "counted", BOOLOID);
 	a_seen = allot_column(&a, "seen_at", TIMESTAMPTZOID);
+	if (first != NULL)
+		*first = DT_NOEND;
 
 	/*
-	 * assignment_watch_seen_idx is (generation, seen_at).  timestamp_lt is
-	 * timestamptz_lt's function, under a name fmgroids.h has on every server
-	 * version.
+	 * assignment_watch_seen_idx is (generation, seen_at): the generation's
+	 * entries come earliest first, and the scan stops at the first that is
+	 * not before the cutoff.
 	 */
 	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(generation));
-	ScanKeyInit(&keys[1], 2, BTLessStrategyNumber, F_TIMESTAMP_LT, TimestampTzGetDatum(cutoff));
-	iscan = index_beginscan(w.rel, seen_idx, snap, 2, 0);
-	index_rescan(iscan, keys, 2, NULL, 0);
+	iscan = index_beginscan(w.rel, seen_idx, snap, 1, 0);
+	index_rescan(iscan, keys, 1, NULL, 0);
 	while (index_getnext_slot(iscan, ForwardScanDirection, w.slot))
 	{
+		TimestampTz listed = allot_slot_timestamptz(&w, w_seen, DT_NOEND);
+
+		if (!any && first != NULL)
+			*first = listed;
+		any = true;
+		if (listed >= cutoff)
+			break;
 		if (!allot_fetch_by_key(&a, allot_slot_int8(&w, w_host, 0), snap) ||
 			!allot_slot_bool(&a, a_counted, false) ||
 			allot_slot_timestamptz(&a, a_seen, DT_NOEND) >= cutoff)
@@ -405,6 +422,30 @@ subtract_lapsed(void *arg, int64 workload_id, double threads, bool focus)
 }
 
 /*
+ * Where column att of a row without NULLs always starts, when every column
+ * up to it is fixed-width and not dropped (as workload_usage's bigints are);
+ * -1 otherwise.
+ */
+static int
+fixed_offset(TupleDesc desc, AttrNumber att)
+{
+	int			off = 0;
+
+	for (int i = 0; i < att; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+
+		if (a->attisdropped || a->attlen <= 0)
+			return -1;
+		off = att_align_nominal(off, a->attalign);
+		if (i == att - 1)
+			return a->attlen == sizeof(int64) && a->attbyval ? off : -1;
+		off += a->attlen;
+	}
+	return -1;
+}
+
+/*
  * Every row of allot.workload_usage under snap, without the executor:
  * fn(arg, workload_id, threads, focus_threads).
  */
@@ -412,7 +453,6 @@ void
 allot_visit_usage_rows(Snapshot snap, UsageRowFn fn, void *arg)
 {
 	AllotTable	t;
-	TableScanDesc scan;
 	AttrNumber	c_workload,
 				c_threads,
 				c_focus;
@@ -421,11 +461,83 @@ allot_visit_usage_rows(Snapshot snap, UsageRowFn fn, void *arg)
 	c_workload = allot_column(&t, "workload_id", INT8OID);
 	c_threads = allot_column(&t, "threads", INT8OID);
 	c_focus = allot_column(&t, "focus_threads", INT8OID);
-	scan = table_beginscan(t.rel, snap, 0, NULL);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, t.slot))
-		fn(arg, allot_slot_int8(&t, c_workload, 0), (double) allot_slot_int8(&t, c_threads, 0),
-		   (double) allot_slot_int8(&t, c_focus, 0));
-	table_endscan(scan);
+	if (IsolationIsSerializable() || t.rel->rd_tableam != GetHeapamTableAmRoutine())
+	{
+		/* The table AM's scan, which also takes SSI's predicate locks. */
+		TableScanDesc scan = table_beginscan(t.rel, snap, 0, NULL);
+
+		while (table_scan_getnextslot(scan, ForwardScanDirection, t.slot))
+			fn(arg, allot_slot_int8(&t, c_workload, 0), (double) allot_slot_int8(&t, c_threads, 0),
+			   (double) allot_slot_int8(&t, c_focus, 0));
+		table_endscan(scan);
+	}
+	else
+	{
+		/*
+		 * Page by page, as the heap's own scan reads a page (pruned first,
+		 * then every row's visibility judged under one share lock), each
+		 * visible row's three columns taken from the page itself: no slot,
+		 * no pin per row.  A backend reads the whole table whenever another
+		 * one changed it, which on a farm where most requests switch is
+		 * every request.
+		 */
+		TupleDesc	desc = RelationGetDescr(t.rel);
+		BlockNumber nblocks = RelationGetNumberOfBlocks(t.rel);
+		HeapTupleData tuple;
+		int			off_workload = fixed_offset(desc, c_workload);
+		int			off_threads = fixed_offset(desc, c_threads);
+		int			off_focus = fixed_offset(desc, c_focus);
+		bool		fixed = off_workload >= 0 && off_threads >= 0 && off_focus >= 0;
+
+		tuple.t_tableOid = RelationGetRelid(t.rel);
+		for (BlockNumber b = 0; b < nblocks; b++)
+		{
+			Buffer		buf = ReadBuffer(t.rel, b);
+			Page		page;
+			OffsetNumber last;
+
+			heap_page_prune_opt(t.rel, buf);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			last = PageGetMaxOffsetNumber(page);
+			for (OffsetNumber off = FirstOffsetNumber; off <= last; off++)
+			{
+				ItemId		lp = PageGetItemId(page, off);
+				bool		n1,
+							n2,
+							n3;
+				Datum		w,
+							th,
+							ft;
+
+				if (!ItemIdIsNormal(lp))
+					continue;
+				tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+				tuple.t_len = ItemIdGetLength(lp);
+				ItemPointerSet(&tuple.t_self, b, off);
+				if (!HeapTupleSatisfiesVisibility(&tuple, snap, buf))
+					continue;
+				if (fixed && !HeapTupleHasNulls(&tuple))
+				{
+					/* Three bigints at offsets the descriptor knows. */
+					const char *data = (const char *) tuple.t_data + tuple.t_data->t_hoff;
+
+					fn(arg, *(const int64 *) (data + off_workload),
+					   (double) *(const int64 *) (data + off_threads),
+					   (double) *(const int64 *) (data + off_focus));
+					continue;
+				}
+				w = heap_getattr(&tuple, c_workload, desc, &n1);
+				th = heap_getattr(&tuple, c_threads, desc, &n2);
+				ft = heap_getattr(&tuple, c_focus, desc, &n3);
+				fn(arg, n1 ? 0 : DatumGetInt64(w), n2 ? 0 : (double) DatumGetInt64(th),
+				   n3 ? 0 : (double) DatumGetInt64(ft));
+			}
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			ReleaseBuffer(buf);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
 	allot_table_close(&t);
 }
 
@@ -474,7 +586,7 @@ read_usage_direct(const int64 *ids, int n, TimestampTz cutoff, bool fresh,
 	allot_visit_usage_rows(snap, add_usage_row, &sink);
 	read_horizon(snap, &generation, horizon);
 	if (cutoff <= *horizon)
-		visit_lapsed(snap, generation, cutoff, subtract_lapsed, &sink);
+		visit_lapsed(snap, generation, cutoff, subtract_lapsed, &sink, NULL);
 	UnregisterSnapshot(snap);
 }
 
@@ -521,48 +633,142 @@ gather_lapsed_row(void *arg, const Datum *v, const bool *isnull)
 }
 
 /*
+ * What the backend knows of the watch list (0.7.0 on): its generation, how
+ * far it reaches, and the earliest seen_at it lists, as read under a
+ * snapshot taken after `read_at` signals.  Entries leave the list (sweeps)
+ * without a signal, which only makes the earliest one later; every change
+ * that adds or lowers one, or moves the horizon, is a statement on
+ * allot.assignment_watch or allot.assignment_horizon, whose statement
+ * triggers queue a relcache invalidation of the empty table
+ * allot.assignment_watch_signal, as workload_usage_signal does for the
+ * usage copy (usage_cache.c): PostgreSQL delivers it to every backend when
+ * the change commits, before the change's locks are let go.  While nothing
+ * was signalled since, a cutoff up to both the horizon and the earliest
+ * entry has nothing lapsed to find: such a request reads neither table.
+ */
+static uint64 watch_signals = 1;
+static Oid	watch_signal_relid = InvalidOid;	/* InvalidOid: look it up */
+static bool watch_callback_registered = false;
+
+static struct
+{
+	uint64		read_at;		/* 0: nothing known */
+	int64		generation;
+	TimestampTz horizon;
+	TimestampTz first;
+} watch_known;
+
+static void
+watch_signal_callback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == watch_signal_relid)
+	{
+		watch_signals++;
+		watch_signal_relid = InvalidOid;	/* dropped and made again, maybe */
+	}
+}
+
+/* Is the watch list signalled (0.7.0 on)?  Looked up again after a signal. */
+static bool
+watch_signalled(void)
+{
+	if (!watch_callback_registered)
+	{
+		CacheRegisterRelcacheCallback(watch_signal_callback, (Datum) 0);
+		watch_callback_registered = true;
+	}
+	if (!OidIsValid(watch_signal_relid))
+	{
+		watch_signal_relid = get_relname_relid("assignment_watch_signal",
+											   get_namespace_oid("allot", false));
+		watch_known.read_at = 0;
+	}
+	return OidIsValid(watch_signal_relid);
+}
+
+/*
  * The counted assignments of the cache's workloads that lapsed at this
  * cutoff and were not swept yet, as deltas to subtract from the usage rows
- * (usage_cache.c holds those), for assign_workload.  Read with a fresh
- * snapshot from the watch list, rebuilt first when the cutoff has passed it
- * and nobody else is rebuilding it; else from a scan of the assignments.
- * Returns what allot_assignment_usage returns, for allot_tidy_assignments.
- * The caller is connected to SPI.
+ * (usage_cache.c holds those), for assign_workload: from the watch list,
+ * read with a fresh snapshot and without the executor, so that a repeat runs
+ * no statement; or from what the backend knows of it, without reading it.
+ * Returns what allot_assignment_usage returns, for allot_tidy_assignments;
+ * or -1, having read nothing, on a schema without a watch list or when the
+ * list does not reach the cutoff: the caller then opens SQL and calls
+ * allot_lapsed_usage.  The caller holds allot.assignment's write lock,
+ * whose taking brought in the signals committed before it.
+ */
+int
+allot_lapsed_from_watch(const WorkloadCache *cache, TimestampTz cutoff, LapsedUsage *out)
+{
+	LapsedSink	sink = {cache, out, 16};
+	Snapshot	snap;
+	int64		generation;
+	TimestampTz horizon;
+	TimestampTz first;
+	uint64		at;
+	bool		signalled = watch_signalled();
+
+	out->n = 0;
+	out->any = false;
+	out->deltas = palloc(sizeof(UsageDelta) * sink.room);
+	if (signalled && watch_known.read_at == watch_signals &&
+		cutoff <= watch_known.horizon && cutoff <= watch_known.first)
+		return watch_known.horizon - cutoff < watch_ahead() / 2 ? USAGE_WATCH_DUE : 0;
+	if (!signalled && !has_watch())
+		return -1;
+
+	/* The count before the snapshot, as the usage copy takes it. */
+	at = watch_signals;
+	snap = allot_read_snapshot(true);
+	read_horizon(snap, &generation, &horizon);
+	if (cutoff > horizon)
+	{
+		UnregisterSnapshot(snap);
+		return -1;
+	}
+	visit_lapsed(snap, generation, cutoff, gather_lapsed, &sink, &first);
+	UnregisterSnapshot(snap);
+	if (signalled && !IsolationUsesXactSnapshot())
+	{
+		watch_known.read_at = at;
+		watch_known.generation = generation;
+		watch_known.horizon = horizon;
+		watch_known.first = first;
+	}
+	return (out->any ? USAGE_LAPSED : 0) |
+		(horizon - cutoff < watch_ahead() / 2 ? USAGE_WATCH_DUE : 0);
+}
+
+/*
+ * The same, where the watch list may fall short: rebuilt first when the
+ * cutoff has passed it and nobody else is rebuilding it; else the lapsed
+ * rows come from a scan of the assignments.  The caller is connected to
+ * SPI.
  */
 int
 allot_lapsed_usage(const WorkloadCache *cache, TimestampTz cutoff, LapsedUsage *out)
 {
 	LapsedSink	sink = {cache, out, 16};
 	Datum		args[1] = {TimestampTzGetDatum(cutoff)};
-
-	out->n = 0;
-	out->any = false;
-	out->deltas = palloc(sizeof(UsageDelta) * sink.room);
+	int			found;
 
 	prepare_common_plans();
 	if (has_watch())
 	{
 		for (int attempt = 0; attempt < 2; attempt++)
 		{
-			Snapshot	snap = allot_read_snapshot(true);
-			int64		generation;
-			TimestampTz horizon;
-
-			read_horizon(snap, &generation, &horizon);
-			if (cutoff <= horizon)
-			{
-				visit_lapsed(snap, generation, cutoff, gather_lapsed, &sink);
-				UnregisterSnapshot(snap);
-				return (out->any ? USAGE_LAPSED : 0) |
-					(horizon - cutoff < watch_ahead() / 2 ? USAGE_WATCH_DUE : 0);
-			}
-			UnregisterSnapshot(snap);
+			if ((found = allot_lapsed_from_watch(cache, cutoff, out)) >= 0)
+				return found;
 			prepare_watch_plans();
 			if (attempt > 0 || !rebuild_watch(cutoff, cutoff))
 				break;
 		}
 	}
 	/* No list that reaches the cutoff: scan (nothing for the caller to sweep). */
+	out->n = 0;
+	out->any = false;
+	out->deltas = palloc(sizeof(UsageDelta) * sink.room);
 	allot_execute_rows(lapsed_scan_plan, args, false, gather_lapsed_row, &sink,
 					   "allot.assignment");
 	out->any = false;

@@ -62,6 +62,10 @@ typedef struct JobWorkload
 	int64		last_taken;		/* highest job id taken so far (0: none) */
 	int64		held_id;		/* a job taken but refused by a deadline check */
 	double		held_predicted;
+	int64		held_group;
+	bool		held_replicated;
+	int64		last_replica;	/* highest replica id taken so far (0: none) */
+	bool		no_replicas;	/* no unsent replica left for this request */
 	int64		unsent;
 	int64		reopened;		/* jobs that came back to unsent, so far */
 	int64		in_progress;	/* here and on every other host */
@@ -88,6 +92,9 @@ typedef struct Pick
 	int64		app_id;
 	double		est_flops_per_au;
 	double		credit;			/* est_secs x peak FLOPS */
+	int64		group_id;		/* the job it replicates, or its own id */
+	bool		replicated;		/* of a job with replicas: one per owner */
+	bool		replicate;		/* adaptive replication replicates it now */
 } Pick;
 
 typedef struct Dispatch

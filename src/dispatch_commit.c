@@ -21,13 +21,18 @@
 #include "credit.h"
 #include "dispatch.h"
 #include "entry.h"
+#include "reliability.h"
 
-static SPIPlanPtr commit_plan[2] = {NULL, NULL};	/* before 0.6.0; with sendings */
+/* Plans per schema: before 0.6.0; with sendings; with replicas (0.7.0). */
+static SPIPlanPtr commit_plan[3] = {NULL, NULL, NULL};
+static SPIPlanPtr voice_plan = NULL;
+static SPIPlanPtr voice_history_plan = NULL;
 
 static void
-prepare_plans(bool sendings)
+prepare_plans(int version)
 {
-	Oid			commit_args[22] = {
+	bool		sendings = version > 0;
+	Oid			commit_args[23] = {
 		INT8OID, TIMESTAMPTZOID,
 		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, TEXTARRAYOID,
 		FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
@@ -35,10 +40,10 @@ prepare_plans(bool sendings)
 		TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID,
 		INT8ARRAYOID, FLOAT8ARRAYOID,
 		INT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
-		INT4OID
+		INT4OID, BOOLARRAYOID
 	};
 
-	if (commit_plan[sendings] != NULL)
+	if (commit_plan[version] != NULL)
 		return;
 
 	/*
@@ -50,20 +55,23 @@ prepare_plans(bool sendings)
 	 * backoffs (host_resource.asked_at), and the transitioner brings
 	 * host.last_seen up to date.  From 0.6.0 each job counts the sending
 	 * (its number goes in the reply, so that a report can name it) and the
-	 * try.
+	 * try.  From 0.7.0 a job's first sending makes its replicas, unsent,
+	 * for other owners, when its target_nresults is above 1; a job that
+	 * adaptive replication replicates ($23) gets a quorum of 2 and a replica
+	 * (reliability.h); the reply names the job a replica replicates.
 	 */
-	commit_plan[sendings] = allot_prepare(psprintf(
+	commit_plan[version] = allot_prepare(psprintf(
 						  "WITH picked AS ("
-						  "  SELECT * FROM unnest($3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+						  "  SELECT * FROM unnest($3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $23)"
 						  "         WITH ORDINALITY AS p(job_id, workload_id, version_id, resource,"
-						  "              ncpus, ncoprocs, predicted, est, bound, peak, deadline, ord)),"
+						  "              ncpus, ncoprocs, predicted, est, bound, peak, deadline, replicate, ord)),"
 						  " sent AS ("
 						  "  UPDATE allot.job j"
 						  "     SET state = 'in_progress', host_id = $1, app_version_id = p.version_id,"
 						  "         sent_at = $2, deadline = p.deadline, est_secs = p.est,"
 						  "         peak_flops_per_sec = p.peak, returned_at = NULL, outcome = NULL,"
-						  "         app_units = NULL, elapsed_secs = NULL, raw_flops_per_sec = NULL%s"
-						  "    FROM picked p WHERE j.id = p.job_id RETURNING j.id, %s AS sending),"
+						  "         app_units = NULL, elapsed_secs = NULL, raw_flops_per_sec = NULL%s%s"
+						  "    FROM picked p WHERE j.id = p.job_id RETURNING j.id, %s AS sending, %s AS replica_of),%s"
 						  " quota AS ("
 						  "  INSERT INTO allot.host_app_version AS hv"
 						  "         (host_id, app_version_id, seconds_per_app_unit, raw_flops_per_sec,"
@@ -101,7 +109,7 @@ prepare_plans(bool sendings)
 						  "            'ncpus', p.ncpus, 'ncoprocs', p.ncoprocs,"
 						  "            'predicted_app_units', p.predicted, 'est_secs', p.est,"
 						  "            'bound_secs', p.bound, 'peak_flops_per_sec', p.peak,"
-						  "            'deadline', p.deadline%s) ORDER BY p.ord)"
+						  "            'deadline', p.deadline%s)%s ORDER BY p.ord)"
 						  "            FROM picked p JOIN sent s ON s.id = p.job_id), '[]'),"
 						  "  'resources', coalesce((SELECT jsonb_object_agg(s.name, jsonb_build_object("
 						  "            'status', s.status, 'backoff_secs', b.backoff_secs))"
@@ -110,9 +118,62 @@ prepare_plans(bool sendings)
 						  "  'apps', coalesce((SELECT jsonb_object_agg(a.id::text, jsonb_build_object("
 						  "            'est_flops_per_au', a.est)) FROM unnest($17, $18) a(id, est)), '{}'))",
 						  sendings ? ", sending = j.sending + 1, tries = j.tries + 1" : "",
+						  version < 2 ? "" :
+						  ", min_quorum = CASE WHEN p.replicate THEN " CppAsString2(ALLOT_ADAPTIVE_QUORUM)
+						  "                    ELSE j.min_quorum END,"
+						  "  target_nresults = CASE WHEN p.replicate"
+						  "                         THEN greatest(j.target_nresults, " CppAsString2(ALLOT_ADAPTIVE_QUORUM) ")"
+						  "                         ELSE j.target_nresults END",
 						  sendings ? "j.sending" : "NULL::int",
-						  sendings ? ", 'sending', s.sending" : ""),
-						  22, commit_args);
+						  version < 2 ? "NULL::bigint" : "j.replica_of",
+						  version < 2 ? "" :
+						  " replicas AS ("
+						  "  INSERT INTO allot.job (workload_id, predicted_app_units, reference, max_error_results,"
+						  "         max_total_results, min_quorum, target_nresults, replica_of)"
+						  "  SELECT j.workload_id, j.predicted_app_units, j.reference, j.max_error_results,"
+						  "         j.max_total_results, q.quorum, q.target, j.id"
+						  "    FROM picked p JOIN allot.job j ON j.id = p.job_id,"
+						  "         LATERAL (SELECT CASE WHEN p.replicate"
+						  "                              THEN " CppAsString2(ALLOT_ADAPTIVE_QUORUM) " ELSE j.min_quorum END AS quorum,"
+						  "                         CASE WHEN p.replicate"
+						  "                              THEN greatest(j.target_nresults, " CppAsString2(ALLOT_ADAPTIVE_QUORUM) ")"
+						  "                              ELSE j.target_nresults END AS target) q"
+						  "    CROSS JOIN generate_series(2, q.target)"
+						  "   WHERE j.replica_of IS NULL AND (p.replicate OR (j.target_nresults > 1 AND j.sending = 0))"
+						  "   ORDER BY j.id),",
+						  sendings ? ", 'sending', s.sending" : "",
+						  version < 2 ? "" :
+						  " || CASE WHEN s.replica_of IS NULL THEN '{}'::jsonb"
+						  "         ELSE jsonb_build_object('replica_of', s.replica_of) END"),
+						  23, commit_args);
+
+	/*
+	 * The owners each replicated job now went to (allot.job_voice): one
+	 * row per (job, voice), so that none gets a second replica.  A row
+	 * another transaction holds is waited for; if it committed, this
+	 * request took a second replica for one owner (two of its hosts asking
+	 * at once) and must be retried.  A job replicated now also records the
+	 * owners that had it before, alone.
+	 */
+	if (version == 2 && voice_plan == NULL)
+	{
+		Oid			voice_args[3] = {INT8ARRAYOID, INT8OID, TIMESTAMPTZOID};
+		Oid			history_args[2] = {INT8ARRAYOID, TIMESTAMPTZOID};
+
+		voice_plan = allot_prepare(
+								   "INSERT INTO allot.job_voice (group_id, voice, sent_at)"
+								   "SELECT DISTINCT g, $2, $3 FROM unnest($1) g ORDER BY g "
+								   "ON CONFLICT (group_id, voice) DO NOTHING",
+								   3, voice_args);
+		voice_history_plan = allot_prepare(
+										   "INSERT INTO allot.job_voice (group_id, voice, sent_at)"
+										   "SELECT DISTINCT r.job_id,"
+										   "       CASE WHEN h.owner_id IS NULL THEN r.host_id ELSE -h.owner_id END, $2"
+										   "  FROM allot.job_report r JOIN allot.host h ON h.id = r.host_id"
+										   " WHERE r.job_id = ANY ($1) "
+										   "ON CONFLICT (group_id, voice) DO NOTHING",
+										   2, history_args);
+	}
 }
 
 /* 'work', 'no_work' or 'unsupported' (seed 001's proposed 3-state reply). */
@@ -161,6 +222,47 @@ text_datum_array(const char **values, int n)
 	return PointerGetDatum(construct_array(d, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
+/* The owners the replicated jobs went to (voice_plan). */
+static void
+record_voices(const Dispatch *d)
+{
+	Datum	   *groups = palloc(sizeof(Datum) * (d->n_picks + 1));
+	Datum	   *fresh = palloc(sizeof(Datum) * (d->n_picks + 1));
+	int			ng = 0,
+				nf = 0;
+	Datum		args[3];
+
+	for (int i = 0; i < d->n_picks; i++)
+	{
+		if (!d->picks[i].replicated)
+			continue;
+		groups[ng++] = Int64GetDatum(d->picks[i].group_id);
+		if (d->picks[i].replicate)
+			fresh[nf++] = Int64GetDatum(d->picks[i].job_id);
+	}
+	if (ng == 0)
+		return;
+	args[0] = PointerGetDatum(construct_array(groups, ng, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[1] = Int64GetDatum(d->host.voice);
+	args[2] = TimestampTzGetDatum(d->now);
+	if (SPI_execute_plan(voice_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the owners of replicated jobs");
+	if ((int) SPI_processed != ng)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("host %lld's owner was sent a replica of the same job by another of its hosts at the same time",
+						(long long) d->host.id),
+				 errdetail("No owner gets two replicas of one job."),
+				 errhint("Send the request again.")));
+	if (nf > 0)
+	{
+		args[0] = PointerGetDatum(construct_array(fresh, nf, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		args[1] = TimestampTzGetDatum(d->now);
+		if (SPI_execute_plan(voice_history_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not record the owners of replicated jobs");
+	}
+}
+
 /* The one writing statement; returns the reply. */
 Datum
 allot_commit_request(Dispatch *d)
@@ -191,14 +293,15 @@ allot_commit_request(Dispatch *d)
 	bool	   *cv_spau_null = palloc0(sizeof(bool) * (d->req.n_client + 1));
 	double	   *cv_raw = palloc(sizeof(double) * (d->req.n_client + 1));
 	bool	   *cv_raw_null = palloc0(sizeof(bool) * (d->req.n_client + 1));
-	Datum		args[22];
+	Datum		args[23];
+	Datum	   *replicate = palloc(sizeof(Datum) * (n + 1));
 	int			dims[1];
 	int			lbs[1] = {1};
 	bool		isnull;
 	Datum		reply;
-	bool		sendings = cache->job_sendings;
+	int			version = cache->voices ? 2 : cache->job_sendings ? 1 : 0;
 
-	prepare_plans(sendings);
+	prepare_plans(version);
 
 	for (int i = 0; i < n; i++)
 	{
@@ -216,6 +319,7 @@ allot_commit_request(Dispatch *d)
 		bound[i] = p->bound;
 		peak[i] = p->peak;
 		deadline[i] = TimestampTzGetDatum(p->deadline);
+		replicate[i] = BoolGetDatum(p->replicate);
 		for (int a = 0; a < napps; a++)
 			if (app[a] == p->app_id)
 				seen = true;
@@ -274,6 +378,7 @@ allot_commit_request(Dispatch *d)
 	args[19] = float8_datum_array(cv_spau, cv_spau_null, d->req.n_client);
 	args[20] = float8_datum_array(cv_raw, cv_raw_null, d->req.n_client);
 	args[21] = Int32GetDatum(allot_daily_quota);
+	args[22] = PointerGetDatum(construct_array(replicate, n, BOOLOID, 1, true, TYPALIGN_CHAR));
 
 	/* Credit rows first: the fold locks them before anything else too. */
 	if (d->fairness != FAIRNESS_CURRENT)
@@ -289,10 +394,13 @@ allot_commit_request(Dispatch *d)
 		allot_add_credit(wl, names, credit, n, d->now, d->fairness);
 	}
 
-	if (SPI_execute_plan(commit_plan[sendings], args, NULL, false, 1) != SPI_OK_SELECT ||
+	if (SPI_execute_plan(commit_plan[version], args, NULL, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not record the work sent to host %lld", (long long) d->host.id);
-	reply = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	return SPI_datumTransfer(reply, false, -1);
+	reply = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull),
+							  false, -1);
+	if (version == 2)
+		record_voices(d);
+	return reply;
 }
 

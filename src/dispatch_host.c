@@ -4,6 +4,9 @@
  * A host that states no CPU FLOPS counts as the fleet's median, which is
  * computed at most every 5 minutes per backend: it is the only state here
  * outside the tables, and it is harmless when hosts state their FLOPS.
+ * From 0.7.0 that median is the proven hosts' (the resource's
+ * median_flops), or the operator's hosts' before there is one: hosts that
+ * registered themselves cannot move it.
  */
 #include "postgres.h"
 
@@ -18,8 +21,8 @@
 
 #define DEFAULT_CPU_FLOPS 1e9	/* when no host states its FLOPS */
 
-static SPIPlanPtr host_read_plan = NULL;
-static SPIPlanPtr median_plan = NULL;
+static SPIPlanPtr host_read_plan[2] = {NULL, NULL};	/* before 0.7.0; with voices */
+static SPIPlanPtr median_plan[2] = {NULL, NULL};
 static SPIPlanPtr app_stats_plan = NULL;
 static SPIPlanPtr host_version_plan = NULL;
 
@@ -27,29 +30,49 @@ static SPIPlanPtr host_version_plan = NULL;
 static double fleet_median_flops = 0;
 static TimestampTz fleet_median_at = 0;
 
+/* The host and its coprocessors, by resource name, in one index scan each. */
+#define HOST_READ_SQL(extra_columns, extra_joins) \
+	"SELECT h.os, h.cpu_flags, h.focus, h.threads, h.cpu_flops," \
+	"       c.resources, c.counts, c.peaks" extra_columns \
+	"  FROM allot.host h" extra_joins \
+	"  LEFT JOIN LATERAL (" \
+	"       SELECT array_agg(resource ORDER BY resource) AS resources," \
+	"              array_agg(count::float8 ORDER BY resource) AS counts," \
+	"              array_agg(peak_flops ORDER BY resource) AS peaks" \
+	"         FROM allot.host_coproc WHERE host_id = h.id) c ON true" \
+	" WHERE h.id = $1"
+
 static void
-prepare_plans(void)
+prepare_plans(bool voices)
 {
 	Oid			id_only[1] = {INT8OID};
 	Oid			id_id[2] = {INT8OID, INT8OID};
 
-	if (host_read_plan != NULL)
+	if (host_read_plan[voices] == NULL)
+	{
+		/*
+		 * From 0.7.0 also its voice, whether the operator vouches for it
+		 * (added it, or trusts its owner), whether it has proven work, and
+		 * its record (reliability.h).
+		 */
+		host_read_plan[voices] = allot_prepare(voices ?
+											   HOST_READ_SQL(",  CASE WHEN h.owner_id IS NULL THEN h.id ELSE -h.owner_id END,"
+															 "    h.registered_at IS NULL OR coalesce(o.trusted, false),"
+															 "    r.proven_at IS NOT NULL,"
+															 "    coalesce(r.consecutive_valid, 0), coalesce(r.error_rate, 0)",
+															 "  LEFT JOIN allot.owner o ON o.id = h.owner_id"
+															 "  LEFT JOIN allot.host_reliability r ON r.host_id = h.id") :
+											   HOST_READ_SQL("", ""),
+											   1, id_only);
+		median_plan[voices] = allot_prepare(voices ?
+											"SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY cpu_flops)"
+											"  FROM allot.host WHERE cpu_flops IS NOT NULL AND registered_at IS NULL" :
+											"SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY cpu_flops)"
+											"  FROM allot.host WHERE cpu_flops IS NOT NULL",
+											0, NULL);
+	}
+	if (app_stats_plan != NULL)
 		return;
-	/* The host and its coprocessors, by resource name, in one index scan each. */
-	host_read_plan = allot_prepare(
-								   "SELECT h.os, h.cpu_flags, h.focus, h.threads, h.cpu_flops,"
-								   "       c.resources, c.counts, c.peaks"
-								   "  FROM allot.host h"
-								   "  LEFT JOIN LATERAL ("
-								   "       SELECT array_agg(resource ORDER BY resource) AS resources,"
-								   "              array_agg(count::float8 ORDER BY resource) AS counts,"
-								   "              array_agg(peak_flops ORDER BY resource) AS peaks"
-								   "         FROM allot.host_coproc WHERE host_id = h.id) c ON true"
-								   " WHERE h.id = $1",
-								   1, id_only);
-	median_plan = allot_prepare(
-								"SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY cpu_flops)"
-								"  FROM allot.host WHERE cpu_flops IS NOT NULL", 0, NULL);
 	app_stats_plan = allot_prepare(
 								   "SELECT n_reports, actual_au_mean, actual_au_m2, predicted_au_mean,"
 								   "       predicted_au_m2, au_ratio_mean, au_ratio_m2"
@@ -80,16 +103,24 @@ float8_array(Datum d, bool isnull, int *n)
 	return values;
 }
 
+/*
+ * The CPU FLOPS of a host that states none: the proven hosts' median (the
+ * cpu resource's median_flops) once there is one, else the median of the
+ * hosts' own figures (from 0.7.0, of the hosts the operator added), else
+ * allot's default, 1e9.
+ */
 static double
-fleet_median(void)
+fleet_median(const WorkloadCache *cache)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	bool		isnull;
 
+	if (cache->voices && cache->cpu >= 0 && cache->median_flops[cache->cpu] > 0)
+		return cache->median_flops[cache->cpu];
 	if (fleet_median_flops > 0 &&
 		now - fleet_median_at < 300 * USECS_PER_SEC)
 		return fleet_median_flops;
-	if (SPI_execute_plan(median_plan, NULL, NULL, true, 1) != SPI_OK_SELECT)
+	if (SPI_execute_plan(median_plan[cache->voices], NULL, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.host");
 	fleet_median_flops = DEFAULT_CPU_FLOPS;
 	if (SPI_processed == 1)
@@ -101,6 +132,30 @@ fleet_median(void)
 	}
 	fleet_median_at = now;
 	return fleet_median_flops;
+}
+
+/*
+ * What one instance of resource r counts for at most on this host, or 0
+ * for no bound (dispatch_host.h): 0.6.0 bounded every claim by 10 times
+ * the median, and nothing before there was one.  From 0.7.0 a host that
+ * has proven nothing counts for at most the median, or before there is
+ * one the configured default; a proven host for at most 10 times the
+ * median, and one the operator vouches for without a bound while there is
+ * none (its figures are the operator's).
+ */
+static double
+instance_bound(const WorkloadCache *cache, const DispatchHost *host, int r)
+{
+	double		median = cache->median_flops[r];
+	double		fallback = r == cache->cpu ? allot_unproven_cpu_flops : allot_unproven_coproc_flops;
+
+	if (!cache->voices)
+		return ALLOT_PLAUSIBLE_SPREAD * median;
+	if (!host->proven)
+		return median > 0 ? median : fallback;
+	if (median > 0)
+		return ALLOT_PLAUSIBLE_SPREAD * median;
+	return host->trust.vouched ? 0 : ALLOT_PLAUSIBLE_SPREAD * fallback;
 }
 
 /*
@@ -121,10 +176,20 @@ allot_read_dispatch_host(DispatchHost *host, const WorkloadCache *cache,
 			   *peaks;
 	int			n;
 
-	prepare_plans();
-	t = allot_read_host_row(host_read_plan, args, host_id, fresh, &d);
+	prepare_plans(cache->voices);
+	t = allot_read_host_row(host_read_plan[cache->voices], args, host_id, fresh, &d);
 	memset(host, 0, sizeof(*host));
 	host->id = host_id;
+	host->voice = host_id;
+	host->proven = true;		/* before 0.7.0 every claim counted alike */
+	if (cache->voices)
+	{
+		host->voice = DatumGetInt64(SPI_getbinval(t, d, 9, &isnull));
+		host->trust.vouched = DatumGetBool(SPI_getbinval(t, d, 10, &isnull));
+		host->proven = host->trust.vouched || DatumGetBool(SPI_getbinval(t, d, 11, &isnull));
+		host->trust.consecutive_valid = DatumGetInt32(SPI_getbinval(t, d, 12, &isnull));
+		host->trust.error_rate = DatumGetFloat8(SPI_getbinval(t, d, 13, &isnull));
+	}
 	v = SPI_getbinval(t, d, 1, &isnull);
 	host->os = isnull ? NULL : TextDatumGetCString(v);
 	allot_text_list(SPI_getbinval(t, d, 2, &isnull), &host->cpu_flags);
@@ -154,12 +219,12 @@ allot_read_dispatch_host(DispatchHost *host, const WorkloadCache *cache,
 	}
 	/* A missing cpu_flops counts as the fleet median. */
 	if (host->cpu_flops <= 0)
-		host->cpu_flops = fleet_median();
+		host->cpu_flops = fleet_median(cache);
 
 	/* A claim counts within what the farm makes plausible (0.6.0 on). */
 	for (int r = 0; r < cache->n_resources; r++)
 	{
-		double		bound = ALLOT_PLAUSIBLE_SPREAD * cache->median_flops[r];
+		double		bound = instance_bound(cache, host, r);
 		double	   *flops = r == cache->cpu ? &host->cpu_flops : &host->coproc_peak[r];
 
 		if (bound > 0 && *flops > bound)
@@ -231,7 +296,7 @@ allot_read_app_stats(AppStats *stats, int64 app_id)
 {
 	Datum		args[1] = {Int64GetDatum(app_id)};
 
-	prepare_plans();
+	prepare_plans(false);
 	memset(stats, 0, sizeof(*stats));
 	if (SPI_execute_plan(app_stats_plan, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.app");
@@ -245,7 +310,7 @@ allot_read_host_version(HostVersion *hv, int64 host_id, int64 version_id)
 	Datum		args[2] = {Int64GetDatum(host_id), Int64GetDatum(version_id)};
 	bool		isnull;
 
-	prepare_plans();
+	prepare_plans(false);
 	memset(hv, 0, sizeof(*hv));
 	if (SPI_execute_plan(host_version_plan, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.host_app_version");

@@ -13,6 +13,7 @@
 #include "access/tupdesc.h"
 
 #include "estimate.h"
+#include "reliability.h"
 #include "workload_cache.h"
 
 /*
@@ -20,7 +21,9 @@
  * plausible: an instance counts for at most this many times its resource's
  * median FLOPS (allot.resource.median_flops, kept by the transitioner).
  * Real machines of one farm seldom differ by more; a host that claims 1e18
- * FLOPS counts as ten ordinary ones, not as the whole farm.
+ * FLOPS counts as ten ordinary ones, not as the whole farm.  From 0.7.0 the
+ * median is the proven hosts', and a host that has proven nothing counts
+ * for at most the median itself (dispatch_host.c, instance_bound).
  */
 #define ALLOT_PLAUSIBLE_SPREAD 10.0
 
@@ -36,6 +39,9 @@ typedef struct DispatchHost
 	double	   *coproc_count;	/* per cache resource; 0 when absent */
 	double	   *coproc_peak;	/* per cache resource, per instance, counted
 								 * within the plausible spread */
+	int64		voice;			/* its owner's voice, or its own (voices.h) */
+	bool		proven;			/* its claims count as proven (0.7.0) */
+	HostTrust	trust;			/* for adaptive replication (reliability.h) */
 } DispatchHost;
 
 /* What the host has said of an app version, and its quota. */

@@ -40,15 +40,16 @@
 /* How long a backend trusts where it last found a workload's oldest unsent job. */
 #define PICK_HINT_USECS USECS_PER_SEC
 
-static SPIPlanPtr take_plan = NULL;
+static SPIPlanPtr take_plan[2] = {NULL, NULL};	/* before 0.7.0; one replica per owner */
+static SPIPlanPtr replica_take_plan = NULL;
 static SPIPlanPtr oldest_plan = NULL;
 
 static void
-prepare_plans(void)
+prepare_plans(bool voices)
 {
-	Oid			take_args[3] = {INT8OID, INT8OID, INT8OID};
+	Oid			take_args[4] = {INT8OID, INT8OID, INT8OID, INT8OID};
 
-	if (take_plan != NULL)
+	if (take_plan[voices] != NULL)
 		return;
 	/* The workload's oldest unsent job, held by another request or not. */
 	oldest_plan = allot_prepare(
@@ -66,13 +67,66 @@ prepare_plans(void)
 	 * test a subplan run per job, where the planner would otherwise make an
 	 * anti-join of it, which, in a generic plan, reads every report.
 	 */
-	take_plan = allot_prepare(
-							  "SELECT j.id, j.predicted_app_units FROM allot.job j"
-							  " WHERE j.workload_id = $1 AND j.state = 'unsent' AND j.id > $2"
-							  "   AND NOT EXISTS (SELECT FROM allot.job_report r"
-							  "                    WHERE r.job_id = j.id AND r.host_id = $3 OFFSET 0)"
-							  " ORDER BY j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED",
-							  3, take_args);
+	if (!voices)
+		take_plan[0] = allot_prepare(
+									 "SELECT j.id, j.predicted_app_units, j.id, false FROM allot.job j"
+									 " WHERE j.workload_id = $1 AND j.state = 'unsent' AND j.id > $2"
+									 "   AND NOT EXISTS (SELECT FROM allot.job_report r"
+									 "                    WHERE r.job_id = j.id AND r.host_id = $3 OFFSET 0)"
+									 " ORDER BY j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED",
+									 3, take_args);
+
+	/*
+	 * From 0.7.0 also: a job with replicas (quorum.h) goes to no owner that
+	 * had any of them (voice $4, allot.job_voice); a job without (quorum 1,
+	 * one result) pays no probe for it.  With the job's own id, the id of
+	 * the job it replicates, and whether it has replicas.
+	 */
+	else
+		take_plan[1] = allot_prepare(
+									 "SELECT j.id, j.predicted_app_units, coalesce(j.replica_of, j.id),"
+									 "       j.replica_of IS NOT NULL OR j.target_nresults > 1 OR j.min_quorum > 1"
+									 "  FROM allot.job j"
+									 " WHERE j.workload_id = $1 AND j.state = 'unsent' AND j.id > $2"
+									 "   AND NOT EXISTS (SELECT FROM allot.job_report r"
+									 "                    WHERE r.job_id = j.id AND r.host_id = $3 OFFSET 0)"
+									 "   AND (j.replica_of IS NULL AND j.target_nresults = 1 AND j.min_quorum = 1"
+									 "        OR NOT EXISTS (SELECT FROM allot.job_voice v"
+									 "                        WHERE v.group_id = coalesce(j.replica_of, j.id)"
+									 "                          AND v.voice = $4 OFFSET 0))"
+									 " ORDER BY j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED",
+									 4, take_args);
+
+	/*
+	 * Replicas first: one made when its job was sent (adaptive replication)
+	 * or when owners disagreed has a higher id than the workload's older
+	 * jobs, and would otherwise wait for all of them; the job's decision,
+	 * its credit and its hosts' reliability wait for it.  Through the
+	 * partial index of unsent replicas, which is empty on a farm without
+	 * replication.
+	 */
+	if (voices)
+		replica_take_plan = allot_prepare(
+										  "SELECT j.id, j.predicted_app_units, j.replica_of, true"
+										  "  FROM allot.job j"
+										  " WHERE j.workload_id = $1 AND j.state = 'unsent'"
+										  "   AND j.replica_of IS NOT NULL AND j.id > $2"
+										  "   AND NOT EXISTS (SELECT FROM allot.job_report r"
+										  "                    WHERE r.job_id = j.id AND r.host_id = $3 OFFSET 0)"
+										  "   AND NOT EXISTS (SELECT FROM allot.job_voice v"
+										  "                    WHERE v.group_id = j.replica_of AND v.voice = $4 OFFSET 0)"
+										  " ORDER BY j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED",
+										  4, take_args);
+}
+
+/* Has this request taken a replica of that job already?  (One per owner.) */
+static bool
+group_taken(const Dispatch *d, int64 group_id)
+{
+	for (int i = 0; i < d->n_picks; i++)
+		if (d->picks[i].replicated && d->picks[i].group_id == group_id)
+			return true;
+	return false;
 }
 
 /* Projected FLOPS: what the client says it gets, at most the peak. */
@@ -173,31 +227,62 @@ search_start(const Dispatch *d, const JobWorkload *j)
 	return h->after;
 }
 
-/* One unsent job of the workload, locked; false when none is free. */
+/*
+ * One unsent job of the workload, locked; false when none is free.  A
+ * replica of a job this request took a replica of already is passed over
+ * (it stays locked to this request, and unsent).
+ */
 static bool
-take_job(const Dispatch *d, JobWorkload *j, int64 *job_id, double *predicted)
+take_job(const Dispatch *d, JobWorkload *j, int64 *job_id, double *predicted,
+		 int64 *group_id, bool *replicated)
 {
-	Datum		args[3];
+	Datum		args[4];
 	bool		isnull;
 
 	if (j->held_id != 0)
 	{
 		*job_id = j->held_id;
 		*predicted = j->held_predicted;
+		*group_id = j->held_group;
+		*replicated = j->held_replicated;
 		j->held_id = 0;
 		return true;
 	}
-	args[0] = Int64GetDatum(j->w->id);
-	args[1] = Int64GetDatum(j->last_taken != 0 || !d->hints ? j->last_taken : search_start(d, j));
-	args[2] = Int64GetDatum(d->host.id);
-	if (SPI_execute_plan(take_plan, args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read allot.job");
-	if (SPI_processed == 0)
-		return false;
-	*job_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	*predicted = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	j->last_taken = *job_id;
-	return true;
+	for (;;)
+	{
+		HeapTuple	t;
+		TupleDesc	td;
+		bool		replica = d->cache->voices && !j->no_replicas;
+
+		args[0] = Int64GetDatum(j->w->id);
+		args[1] = Int64GetDatum(replica ? j->last_replica :
+								j->last_taken != 0 || !d->hints ? j->last_taken : search_start(d, j));
+		args[2] = Int64GetDatum(d->host.id);
+		args[3] = Int64GetDatum(d->host.voice);
+		if (SPI_execute_plan(replica ? replica_take_plan : take_plan[d->cache->voices], args, NULL,
+							 false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read allot.job");
+		if (SPI_processed == 0)
+		{
+			if (!replica)
+				return false;
+			j->no_replicas = true;
+			continue;
+		}
+		t = SPI_tuptable->vals[0];
+		td = SPI_tuptable->tupdesc;
+		*job_id = DatumGetInt64(SPI_getbinval(t, td, 1, &isnull));
+		*predicted = DatumGetFloat8(SPI_getbinval(t, td, 2, &isnull));
+		*group_id = DatumGetInt64(SPI_getbinval(t, td, 3, &isnull));
+		*replicated = DatumGetBool(SPI_getbinval(t, td, 4, &isnull));
+		if (replica)
+			j->last_replica = *job_id;
+		else
+			j->last_taken = *job_id;
+		if (!*replicated || !group_taken(d, *group_id))
+			return true;
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*
@@ -218,7 +303,9 @@ pick_one(Dispatch *d, int r, Candidate *cand, int *index, int *version, int *eng
 		int			n = 0;
 		JobWorkload *j;
 		const CachedVersion *cv;
-		int64		job_id;
+		int64		job_id,
+					group_id;
+		bool		replicated;
 		double		predicted,
 					est,
 					bound,
@@ -269,7 +356,7 @@ pick_one(Dispatch *d, int r, Candidate *cand, int *index, int *version, int *eng
 		j = &d->jw[index[sel.chosen]];
 		cv = &cache->versions[version[sel.chosen]];
 		usage = r == cache->cpu ? cv->ncpus : cv->ncoprocs;
-		if (!take_job(d, j, &job_id, &predicted))
+		if (!take_job(d, j, &job_id, &predicted, &group_id, &replicated))
 		{
 			/* Others hold or took them all: look elsewhere. */
 			j->exhausted = true;
@@ -283,6 +370,8 @@ pick_one(Dispatch *d, int r, Candidate *cand, int *index, int *version, int *eng
 			 * of this request, or leave it for an idler host. */
 			j->held_id = job_id;
 			j->held_predicted = predicted;
+			j->held_group = group_id;
+			j->held_replicated = replicated;
 			j->blocked[r] = true;
 			continue;
 		}
@@ -302,6 +391,23 @@ pick_one(Dispatch *d, int r, Candidate *cand, int *index, int *version, int *eng
 		p->app_id = j->app->id;
 		p->est_flops_per_au = j->app->est_flops_per_au;
 		p->credit = allot_sent_credit(est, peak, delay_bound(j->w));
+		p->group_id = group_id;
+		p->replicated = replicated;
+		p->replicate = false;
+
+		/*
+		 * Adaptive replication (reliability.h): a job sent alone so far is
+		 * replicated when this host is not reliable, or as a spot check.
+		 */
+		if (!replicated && j->w->adaptive_replication)
+		{
+			TrustPolicy policy = {allot_reliable_after, allot_reliable_max_error_rate,
+			allot_reliable_alone_probability};
+
+			p->replicate = allot_replicate_sending(&d->host.trust, &policy,
+												   allot_random_uniform(&d->rng));
+			p->replicated = p->replicate;
+		}
 
 		/* The job counts at once for the next pick of this request. */
 		j->mflops += rint(peak / 1e6);
@@ -333,7 +439,7 @@ allot_pick_jobs(Dispatch *d)
 	int		   *version = palloc(sizeof(int) * (nw + 1));
 	int		   *engine_counts = palloc(sizeof(int) * (cache->n_engines + 1));
 
-	prepare_plans();
+	prepare_plans(cache->voices);
 	d->max_picks = allot_max_jobs_per_request;
 	d->picks = palloc(sizeof(Pick) * (d->max_picks + 1));
 

@@ -22,6 +22,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #include "entry.h"
@@ -85,6 +86,34 @@ allot_read_host_row(SPIPlanPtr plan, Datum *args, int64 host_id, bool fresh,
 		allot_host_not_found(host_id);
 	*desc = SPI_tuptable->tupdesc;
 	return SPI_tuptable->vals[0];
+}
+
+/*
+ * A SET clause costs every call a GUC switch and back (0.6.0: 8% of a
+ * repeat assignment): the value parsed, the old one saved, both passed
+ * through their hooks.  Here the switch is made only when the value differs;
+ * an error unwinds the nest level with the (sub)transaction, as it does
+ * fmgr's for a SET clause.
+ */
+int
+allot_pin_search_path(void)
+{
+	int			level;
+
+	if (namespace_search_path != NULL &&
+		strcmp(namespace_search_path, ALLOT_SEARCH_PATH) == 0)
+		return -1;
+	level = NewGUCNestLevel();
+	(void) set_config_option("search_path", ALLOT_SEARCH_PATH, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
+void
+allot_unpin_search_path(int level)
+{
+	if (level >= 0)
+		AtEOXact_GUC(true, level);
 }
 
 /*

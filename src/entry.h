@@ -41,9 +41,14 @@ typedef void (*UsageRowFn) (void *arg, int64 workload_id, double threads, double
 extern void allot_visit_usage_rows(Snapshot snap, UsageRowFn fn, void *arg);
 
 struct WorkloadCache;
+extern int	allot_lapsed_from_watch(const struct WorkloadCache *cache, TimestampTz cutoff,
+									LapsedUsage *out);
 extern int	allot_lapsed_usage(const struct WorkloadCache *cache, TimestampTz cutoff,
 							   LapsedUsage *out);
 extern int64 allot_expire_assignments_upto(TimestampTz cutoff, int64 limit);
+
+/* usage.c: an assignment row's threads moved between usage rows. */
+extern void allot_usage_moved(HeapTuple old_row, HeapTuple new_row, TupleDesc desc);
 extern int64 allot_tidy_assignments(TimestampTz cutoff, int found, int limit);
 
 /*
@@ -80,6 +85,19 @@ extern HeapTuple allot_read_host_row(SPIPlanPtr plan, Datum *args, int64 host_id
 typedef void (*AllotRowFn) (void *arg, const Datum *values, const bool *isnull);
 extern void allot_execute_rows(SPIPlanPtr plan, Datum *args, bool read_only,
 							   AllotRowFn row, void *arg, const char *what);
+
+/*
+ * search_path for the statements a function runs, pinned in C where the
+ * function has no SET clause (0.7.0: assign_workload, the assignment usage
+ * trigger): what the clause set, set only when it is not so already (one
+ * string comparison), so that a request that runs no statement, or one
+ * fired inside another that pinned it, pays nothing.  Returns the GUC nest
+ * level to give back to allot_unpin_search_path (-1: nothing was set).  An
+ * error unwinds it with the transaction, as it does a SET clause.
+ */
+#define ALLOT_SEARCH_PATH "pg_catalog, pg_temp"
+extern int	allot_pin_search_path(void);
+extern void allot_unpin_search_path(int level);
 
 /*
  * The order every writer takes its locks in.  A request of one host takes
@@ -181,6 +199,29 @@ allot_host_not_found(int64 host_id)
  * same moment, would find them held or swept by it, and take nothing.
  */
 #define ALLOT_SWEEP_LOCK_SPACE 0x6173	/* "as"; pg_locks.objsubid 24947 */
+
+/*
+ * One transaction at a time writes the share history (share_history.c);
+ * the others only try this lock, and skip that step when it is held.
+ */
+#define ALLOT_SHARE_HISTORY_LOCK_SPACE 0x7368	/* "sh"; pg_locks.objsubid 29544 */
+
+/*
+ * One verdict at a time per replicated job (validate.c): a transaction-
+ * scoped advisory lock on the job's id, taken after the judged row's lock,
+ * as a report takes its row first.
+ */
+#define ALLOT_QUORUM_LOCK_SPACE 0x6771	/* "gq"; pg_locks.objsubid 26481 */
+
+static inline void
+allot_lock_quorum(int64 group_id)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) group_id >> 32),
+						 (uint32) group_id, ALLOT_QUORUM_LOCK_SPACE);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
 
 static inline void
 allot_lock_host(int64 host_id)

@@ -130,3 +130,10 @@ allot_percentile_voices(double *v, double *w, int64_t n, double p)
 	}
 	return v[lo];
 }
+
+double
+allot_median_voices(double *v, double *w, int64_t n)
+{
+	/* "exceeds just under half" is "reaches half", rounding allowed for */
+	return allot_percentile_voices(v, w, n, 0.5 - 2e-9);
+}

@@ -27,4 +27,12 @@ extern double allot_percentile_disc(double *values, int64_t n, double p);
  */
 extern double allot_percentile_voices(double *values, double *weights, int64_t n, double p);
 
+/*
+ * The lower weighted median: the first value, in ascending order, at which
+ * the weight of the values up to it reaches half the total.  With two
+ * voices it is the lesser: a median of claims is held by the honest half
+ * when liars claim more.  Reorders both arrays in place; expected O(n).
+ */
+extern double allot_median_voices(double *values, double *weights, int64_t n);
+
 #endif							/* ALLOT_PERCENTILE_H */

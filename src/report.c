@@ -34,15 +34,17 @@
 #include "entry.h"
 #include "dispatch_host.h"
 #include "job_retry.h"
+#include "reliability.h"
 #include "workload_cache.h"
 
 /* Weight of a new report in a host's seconds per app unit (seed 004). */
 #define SECONDS_PER_APP_UNIT_WEIGHT 0.1
 
-/* Plans per schema: [0] before 0.6.0, [1] with sendings. */
+/* Plans per schema: [0] before 0.6.0, [1] with sendings, [2] with hosts'
+ * reliability (0.7.0; only the accepting plan differs). */
 static SPIPlanPtr job_plan[2] = {NULL, NULL};
 static SPIPlanPtr previous_plan[2] = {NULL, NULL};
-static SPIPlanPtr accept_plan[2] = {NULL, NULL};
+static SPIPlanPtr accept_plan[3] = {NULL, NULL, NULL};
 static SPIPlanPtr estimate_job_plan = NULL;
 
 /* The job's row as read under its lock, by column. */
@@ -53,8 +55,9 @@ enum
 };
 
 static void
-prepare_plans(bool sendings)
+prepare_plans(int version)
 {
+	bool		sendings = version > 0;
 	Oid			job_args[2] = {INT8OID, INT8OID};
 	Oid			previous_args[3] = {INT8OID, INT8OID, INT4OID};
 	Oid			accept_args[17] = {
@@ -63,7 +66,7 @@ prepare_plans(bool sendings)
 		TIMESTAMPTZOID, INT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT4OID
 	};
 
-	if (accept_plan[sendings] != NULL)
+	if (accept_plan[version] != NULL)
 		return;
 
 	job_plan[sendings] = allot_prepare(sendings ?
@@ -105,9 +108,11 @@ prepare_plans(bool sendings)
 	 * $17 the sending reported (0.6.0).  A job that goes back to unsent
 	 * forgets its host, estimate and verdict; one that gives up keeps its
 	 * last host.  The app's statistics are not touched: the transitioner
-	 * learns from validated successes only.
+	 * learns from validated successes only.  From 0.7.0 a failed sending
+	 * also counts against its host's reliability (reliability.h): its
+	 * consecutive valid results start again from 0.
 	 */
-	accept_plan[sendings] = allot_prepare(psprintf(
+	accept_plan[version] = allot_prepare(psprintf(
 												   "WITH j AS ("
 												   "  UPDATE allot.job"
 												   "     SET state = $9, returned_at = $7, outcome = $3,"
@@ -140,7 +145,7 @@ prepare_plans(bool sendings)
 												   "                                          * ($8 - hv.seconds_per_app_unit) END,"
 												   "         n_success = hv.n_success + excluded.n_success,"
 												   "         n_error = hv.n_error + excluded.n_error"
-												   "  RETURNING quota),"
+												   "  RETURNING quota),%s"
 												   " reply AS ("
 												   "  SELECT jsonb_build_object('job_id', $1, 'outcome', $3, 'state', $9,"
 												   "                            'quota', (SELECT quota FROM hv)) AS reply, j.sent_at"
@@ -151,6 +156,15 @@ prepare_plans(bool sendings)
 												   "SELECT $1, $2, r.sent_at, $3, $4, $5, $6, $7, r.reply%s FROM reply r"
 												   " RETURNING reply",
 												   sendings ? ", failures = failures + $16" : "",
+												   version < 2 ? "" :
+												   " rel AS ("
+												   "  INSERT INTO allot.host_reliability AS r (host_id, failed_sendings, error_rate)"
+												   "  SELECT $2, 1, " CppAsString2(ALLOT_ERROR_RATE_WEIGHT) " FROM j WHERE $16 > 0"
+												   "  ON CONFLICT (host_id) DO UPDATE"
+												   "     SET failed_sendings = r.failed_sendings + 1, consecutive_valid = 0,"
+												   "         reliable_at = NULL,"
+												   "         error_rate = r.error_rate + " CppAsString2(ALLOT_ERROR_RATE_WEIGHT)
+												   "                      * (1 - r.error_rate)),",
 												   sendings ? ", sending" : "",
 												   sendings ? ", $17" : ""),
 										  17, accept_args);
@@ -287,6 +301,7 @@ allot_report_job(PG_FUNCTION_ARGS)
 	bool		has_sending = PG_NARGS() > 7 && !PG_ARGISNULL(7);
 	int			sending = has_sending ? PG_GETARG_INT32(7) : 0;
 	bool		sendings;
+	int			version;
 	TimestampTz now;
 	Datum		jargs[3];
 	HeapTuple	t;
@@ -325,8 +340,13 @@ allot_report_job(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	allot_lock_for_write("job");	/* before any row: entry.h */
-	sendings = allot_workload_cache()->job_sendings;
-	prepare_plans(sendings);
+	{
+		const WorkloadCache *cache = allot_workload_cache();
+
+		sendings = cache->job_sendings;
+		version = cache->voices ? 2 : sendings ? 1 : 0;
+	}
+	prepare_plans(version);
 	jargs[0] = Int64GetDatum(job_id);
 	jargs[1] = Int64GetDatum(host_id);
 	jargs[2] = Int32GetDatum(sending);
@@ -406,7 +426,7 @@ allot_report_job(PG_FUNCTION_ARGS)
 		args[15] = Int32GetDatum(failed);
 		args[16] = Int32GetDatum(job_sending);
 
-		if (SPI_execute_plan(accept_plan[sendings], args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
+		if (SPI_execute_plan(accept_plan[version], args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
 			SPI_processed != 1)
 			elog(ERROR, "could not record the report of job %lld", (long long) job_id);
 		reply = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,

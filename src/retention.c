@@ -97,7 +97,18 @@ try_purge_lock(void)
  * the transitioner still holds back are not in it at all.  Their ids come
  * back as one array, which the purge then deletes by primary key: joined
  * to a list of rows instead, the planner would hash both tables whole.
+ *
+ * A replicated job (0.7.0) leaves with its replicas or not at all: its
+ * replicas' rows name it (replica_of, ON DELETE CASCADE), so a job is taken
+ * only when each of its replicas could be taken too, and then only if every
+ * one of them was locked here; a replica is never taken alone.  The batch
+ * counts jobs; their replicas come on top.
  */
+#define PURGEABLE(j) \
+	"     " j ".state IN ('done', 'error', 'timed_out')" \
+	" AND (" j ".validated IS NOT TRUE OR (" j ".sampled AND " j ".credit IS NOT NULL))" \
+	" AND coalesce(" j ".returned_at, " j ".deadline) < $1"
+
 static void
 prepare_take_plan(void)
 {
@@ -106,13 +117,24 @@ prepare_take_plan(void)
 	if (take_plan != NULL)
 		return;
 	take_plan = allot_prepare(
-							  "SELECT array_agg(g.id) FROM ("
+							  "WITH jobs AS ("
 							  "  SELECT j.id FROM allot.job j"
-							  "   WHERE j.state IN ('done', 'error', 'timed_out')"
-							  "     AND (j.validated IS NOT TRUE OR (j.sampled AND j.credit IS NOT NULL))"
-							  "     AND coalesce(j.returned_at, j.deadline) < $1"
+							  "   WHERE " PURGEABLE("j")
+							  "     AND j.replica_of IS NULL"
+							  "     AND NOT EXISTS (SELECT FROM allot.job r WHERE r.replica_of = j.id"
+							  "                        AND NOT (" PURGEABLE("r") "))"
 							  "   ORDER BY coalesce(j.returned_at, j.deadline)"
-							  "   LIMIT $2 FOR UPDATE OF j SKIP LOCKED) g",
+							  "   LIMIT $2 FOR UPDATE OF j SKIP LOCKED),"
+							  " replicas AS ("
+							  "  SELECT r.id, r.replica_of FROM allot.job r"
+							  "   WHERE r.replica_of IN (SELECT id FROM jobs) FOR UPDATE OF r SKIP LOCKED),"
+							  " whole AS ("
+							  "  SELECT g.id FROM jobs g"
+							  "   WHERE (SELECT count(*) FROM allot.job r WHERE r.replica_of = g.id)"
+							  "       = (SELECT count(*) FROM replicas r WHERE r.replica_of = g.id))"
+							  "SELECT array_agg(x.id) FROM ("
+							  "  SELECT id FROM whole UNION ALL"
+							  "  SELECT id FROM replicas WHERE replica_of IN (SELECT id FROM whole)) x",
 							  2, types);
 }
 

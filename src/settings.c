@@ -44,6 +44,14 @@ bool		allot_retention_archive = true;
 
 /* The shortest retention period that is not 0 (off): an hour. */
 #define RETENTION_PERIOD_MIN 3600
+int			allot_share_history_retention = 24 * 3600;
+int			allot_owner_max_hosts = 100;
+int			allot_owner_max_new_hosts_per_day = 10;
+double		allot_unproven_cpu_flops = 1e9;
+double		allot_unproven_coproc_flops = 1e12;
+int			allot_reliable_after = 10;
+double		allot_reliable_alone_probability = 0.9;
+double		allot_reliable_max_error_rate = 0.05;
 
 static const struct config_enum_entry fairness_options[] = {
 	{"current", FAIRNESS_CURRENT, false},
@@ -226,6 +234,46 @@ define_all(void)
 							 "Keep purged jobs and their reports in allot.job_archive; off deletes them.",
 							 NULL,
 							 &allot_retention_archive, true,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.share_history_retention",
+							"How long allot.share_history keeps each workload's share, a row a minute.",
+							"run_transitioner writes the rows and deletes older ones; 0 keeps none.",
+							&allot_share_history_retention, 24 * 3600, 0, ALLOT_SHARE_HISTORY_MAX_RETENTION,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.owner_max_hosts",
+							"Hosts one owner may have, at most: register_host refuses more.",
+							"A host costs nothing to make; an owner (an account) is the unit of trust.",
+							&allot_owner_max_hosts, 100, 1, 1000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.owner_max_new_hosts_per_day",
+							"Hosts one owner may register in 24 hours, at most.",
+							NULL,
+							&allot_owner_max_new_hosts_per_day, 10, 1, 1000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.unproven_cpu_flops",
+							 "FLOPS a CPU of a host that has proven nothing counts for at most, while the farm has no median.",
+							 "Once the farm has a median of its proven hosts, such a host counts for that median at most.",
+							 &allot_unproven_cpu_flops, 1e9, 1, 1e18,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.unproven_coproc_flops",
+							 "FLOPS a coprocessor of a host that has proven nothing counts for at most, while the farm has no median.",
+							 NULL,
+							 &allot_unproven_coproc_flops, 1e12, 1, 1e18,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.reliable_after",
+							"Consecutive valid results after which a host is reliable: adaptive replication may let it run jobs alone.",
+							NULL,
+							&allot_reliable_after, 10, 1, 1000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.reliable_alone_probability",
+							 "Probability that a reliable host runs a job of an adaptive workload alone; otherwise it is replicated as a spot check.",
+							 NULL,
+							 &allot_reliable_alone_probability, 0.9, 0.0, 1.0,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.reliable_max_error_rate",
+							 "A host whose error rate is above this is not reliable, whatever its valid results.",
+							 "The error rate is an average of its sendings' failures (errors, aborts, losses, timeouts, invalid results), each weighing 1/20.",
+							 &allot_reliable_max_error_rate, 0.05, 0.0, 1.0,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 }
 

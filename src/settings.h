@@ -41,6 +41,18 @@ extern int	allot_transitioner_batch;
 extern int	allot_retention_period; /* seconds; 0: finished jobs stay */
 extern int	allot_retention_batch;
 extern bool allot_retention_archive;
+extern int	allot_share_history_retention;	/* seconds; 0: no history */
+
+/* The longest allot.share_history_retention: 31 days, 44,640 rows a workload. */
+#define ALLOT_SHARE_HISTORY_MAX_RETENTION (31 * 24 * 3600)
+
+extern int	allot_owner_max_hosts;
+extern int	allot_owner_max_new_hosts_per_day;
+extern double allot_unproven_cpu_flops;
+extern double allot_unproven_coproc_flops;
+extern int	allot_reliable_after;
+extern double allot_reliable_alone_probability;
+extern double allot_reliable_max_error_rate;
 
 typedef enum FairnessMode
 {

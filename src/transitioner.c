@@ -1,5 +1,6 @@
 /*
- * transitioner.c: run_transitioner and validate_job (seed 004).
+ * transitioner.c: run_transitioner (seed 004); the validator's verdicts,
+ * which it acts on, come through validate_job (validate.c).
  *
  * One call does bounded work (allot.transitioner_batch rows per step) in
  * four steps (five under allot.fairness = debt, where the fold comes first), each taking its rows FOR UPDATE SKIP LOCKED so that
@@ -11,7 +12,7 @@
  *   expire     assignments whose host went quiet stop counting
  *   learn      each validated success not read yet feeds its app's FLOPS
  *              per app unit (a percentile over hosts) and its app-unit
- *              statistics (a window of validated reports), each host one
+ *              statistics (a window of validated reports), each owner one
  *              voice (transitioner_learn.c)
  *   credit     validated jobs get app.mean_app_units * est_flops_per_au in
  *              cobblestones, the same for every job of the app
@@ -19,8 +20,12 @@
  *              last call is folded into the long-term debts
  *              (allot.fold_debts; fairness.h has the formula)
  *
- * Each call then records what it did in allot.transitioner_run (0.5.0 and
- * later), for the status views: one upsert into a ring of 100 slots.
+ * Then (0.7.0 and later) it samples each workload's share against its fair
+ * share for the status page's history, a sample a minute, and deletes the
+ * samples past their retention (share_history.c), and moves finished jobs
+ * older than allot.retention_period out of the hot tables (retention.c).
+ * Each call records what it did in allot.transitioner_run (0.5.0 and later), for the status views:
+ * one upsert into a ring of 100 slots.
  */
 #include "postgres.h"
 
@@ -39,21 +44,24 @@
 #include "credit.h"
 #include "job_retry.h"
 #include "percentile.h"
+#include "reliability.h"
 #include "retention.h"
 #include "transitioner.h"
+#include "voices.h"
 #include "workload_cache.h"
 
 /* One cobblestone: 1/200 day of a 1 GFLOPS machine. */
 #define FLOPS_PER_CREDIT (1e9 * 86400.0 / 200.0)
 
-static SPIPlanPtr timeout_plan[2][2];	/* [sendings][by host] */
+static SPIPlanPtr timeout_plan[3][2];	/* [schema: before 0.6.0, sendings, reliability][by host] */
 static SPIPlanPtr credit_plan = NULL;
-static SPIPlanPtr validate_plan[2] = {NULL, NULL};	/* before 0.6.0; with retries */
 static SPIPlanPtr fold_plan = NULL;
 static SPIPlanPtr last_seen_plan = NULL;
 static SPIPlanPtr usage_drop_plan = NULL;
+static SPIPlanPtr usage_unused_plan = NULL;
 static SPIPlanPtr medians_plan = NULL;
-static SPIPlanPtr record_plan[2] = {NULL, NULL};	/* [with purged, 0.7.0] */
+static SPIPlanPtr medians_plan_060 = NULL;
+static SPIPlanPtr record_plan[2] = {NULL, NULL};	/* 0.5.0; 0.7.0 (history, purge) */
 
 /* Runs kept in allot.transitioner_run; its CHECK on slot says the same. */
 #define TRANSITIONER_RUNS_KEPT 100
@@ -69,6 +77,8 @@ typedef struct TransitionerRun
 	int64		credited;
 	int64		folded;
 	int64		hosts_seen;
+	int64		shares_recorded;
+	int64		shares_deleted;
 	int64		purged;
 } TransitionerRun;
 
@@ -98,57 +108,6 @@ prepare_plans(void)
 }
 
 /*
- * The validator's verdict on a done job ($1), valid or not ($2); returns a
- * row when the job was done.
- */
-static SPIPlanPtr
-validate_plan_for(bool sendings)
-{
-	Oid			validate_args[2] = {INT8OID, BOOLOID};
-
-	if (validate_plan[sendings] != NULL)
-		return validate_plan[sendings];
-	if (!sendings)
-		validate_plan[0] = allot_prepare(
-								   "UPDATE allot.job SET validated = $2, credit = CASE WHEN $2 THEN credit END"
-								   " WHERE id = $1 AND state = 'done' RETURNING 1",
-								   2, validate_args);
-	else
-	{
-		/*
-		 * From 0.6.0 an invalid result is a failed sending: the job goes
-		 * back to unsent for another host (its host, which has a report of
-		 * it, never gets it again), or gives up (job_retry.h); its credit
-		 * is withdrawn.
-		 */
-		validate_plan[1] = allot_prepare(
-								   "WITH v AS ("
-								   "  SELECT j.id, CASE WHEN $2 THEN 'done' ELSE " ALLOT_STATE_AFTER_FAILURE_SQL " END AS next"
-								   "    FROM allot.job j"
-								   "   WHERE j.id = $1 AND j.state = 'done' FOR UPDATE)"
-								   "UPDATE allot.job j"
-								   "   SET state = v.next, credit = CASE WHEN $2 THEN j.credit END,"
-								   "       validated = CASE WHEN v.next = 'unsent' THEN NULL ELSE $2 END,"
-								   "       failures = j.failures + CASE WHEN $2 THEN 0 ELSE 1 END,"
-								   "       sampled = j.sampled AND v.next <> 'unsent',"
-								   "       host_id = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.host_id END,"
-								   "       app_version_id = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.app_version_id END,"
-								   "       sent_at = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.sent_at END,"
-								   "       deadline = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.deadline END,"
-								   "       est_secs = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.est_secs END,"
-								   "       peak_flops_per_sec = CASE WHEN v.next = 'unsent' THEN NULL"
-								   "                                 ELSE j.peak_flops_per_sec END,"
-								   "       app_units = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.app_units END,"
-								   "       elapsed_secs = CASE WHEN v.next = 'unsent' THEN NULL ELSE j.elapsed_secs END,"
-								   "       raw_flops_per_sec = CASE WHEN v.next = 'unsent' THEN NULL"
-								   "                                ELSE j.raw_flops_per_sec END"
-								   "  FROM v WHERE j.id = v.id RETURNING 1",
-								   2, validate_args);
-	}
-	return validate_plan[sendings];
-}
-
-/*
  * Jobs in progress past their deadline (or, for time_out_host, every job
  * in progress on host $4): each sending ends as timed out, its host's quota
  * drops by one, the late report it may still send will be refused, and the
@@ -158,13 +117,14 @@ validate_plan_for(bool sendings)
  * order dispatch takes them in, so the two cannot deadlock.
  */
 static SPIPlanPtr
-timeout_plan_for(bool sendings, bool by_host)
+timeout_plan_for(int version, bool by_host)
 {
 	Oid			types[4] = {TIMESTAMPTZOID, INT4OID, INT4OID, INT8OID};
+	bool		sendings = version > 0;
 
-	if (timeout_plan[sendings][by_host] != NULL)
-		return timeout_plan[sendings][by_host];
-	timeout_plan[sendings][by_host] = allot_prepare(psprintf(
+	if (timeout_plan[version][by_host] != NULL)
+		return timeout_plan[version][by_host];
+	timeout_plan[version][by_host] = allot_prepare(psprintf(
 															 "WITH late AS ("
 															 "  SELECT j.id, j.host_id, j.app_version_id, j.sent_at, %s AS sending,"
 															 "         %s AS next"
@@ -192,7 +152,7 @@ timeout_plan_for(bool sendings, bool by_host)
 															 "   ORDER BY host_id, app_version_id"
 															 "  ON CONFLICT (host_id, app_version_id) DO UPDATE"
 															 "     SET quota = greatest(hv.quota - excluded.n_error, 1),"
-															 "         n_error = hv.n_error + excluded.n_error),"
+															 "         n_error = hv.n_error + excluded.n_error),%s"
 															 " record AS ("
 															 "  INSERT INTO allot.job_report"
 															 "         (job_id, host_id, sent_at, outcome, reported_at, reply%s)"
@@ -205,10 +165,21 @@ timeout_plan_for(bool sendings, bool by_host)
 															 sendings ? ALLOT_STATE_AFTER_FAILURE_SQL : "'unsent'::text",
 															 by_host ? "j.host_id = $4" : "j.deadline < $1 AND $4::bigint IS NULL",
 															 sendings ? ", failures = j.failures + 1" : "",
+															 version < 2 ? "" :
+															 " rel AS ("
+															 "  INSERT INTO allot.host_reliability AS r (host_id, failed_sendings, error_rate)"
+															 "  SELECT host_id, n, " ALLOT_ERROR_RATE_AFTER_FAILURES_SQL("0", "n")
+															 "    FROM (SELECT host_id, count(*)::int AS n FROM late GROUP BY host_id) l"
+															 "   WHERE EXISTS (SELECT FROM allot.host h WHERE h.id = l.host_id)"
+															 "   ORDER BY host_id"
+															 "  ON CONFLICT (host_id) DO UPDATE"
+															 "     SET failed_sendings = r.failed_sendings + excluded.failed_sendings,"
+															 "         consecutive_valid = 0, reliable_at = NULL,"
+															 "         error_rate = " ALLOT_ERROR_RATE_AFTER_FAILURES_SQL("r.error_rate", "excluded.failed_sendings") "),",
 															 sendings ? ", sending" : "",
 															 sendings ? ", sending" : ""),
 													4, types);
-	return timeout_plan[sendings][by_host];
+	return timeout_plan[version][by_host];
 }
 
 /*
@@ -218,7 +189,8 @@ timeout_plan_for(bool sendings, bool by_host)
 int64
 allot_time_out_jobs(TimestampTz now, const int64 *host_id, int limit)
 {
-	bool		sendings = allot_workload_cache()->job_sendings;
+	const WorkloadCache *cache = allot_workload_cache();
+	int			version = cache->voices ? 2 : cache->job_sendings ? 1 : 0;
 	Datum		args[4];
 	char		nulls[4] = {' ', ' ', ' ', host_id != NULL ? ' ' : 'n'};
 	bool		isnull;
@@ -227,7 +199,7 @@ allot_time_out_jobs(TimestampTz now, const int64 *host_id, int limit)
 	args[1] = Int32GetDatum(limit);
 	args[2] = Int32GetDatum(allot_daily_quota);
 	args[3] = Int64GetDatum(host_id != NULL ? *host_id : 0);
-	if (SPI_execute_plan(timeout_plan_for(sendings, host_id != NULL), args, nulls, false, 0) !=
+	if (SPI_execute_plan(timeout_plan_for(version, host_id != NULL), args, nulls, false, 0) !=
 		SPI_OK_SELECT)
 		elog(ERROR, "could not time jobs out");
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -248,22 +220,25 @@ count_result(SPIPlanPtr plan, Datum *args, int expected)
 
 /*
  * Each resource type's median FLOPS per instance (0.6.0 on), which bounds
- * what a host's claim counts for in dispatch (dispatch_host.h): over the
- * hosts that have earned credit once ten have, so that hosts registered
- * only to claim cannot move it, else over every host that has the
- * resource.  Written only where it moved by more than 1%: each write makes
- * every backend rebuild its cache.  Rows another transaction holds are
- * left for the next run.
+ * what a host's claim counts for in dispatch (dispatch_host.h).  0.6.0
+ * took it over the hosts that had earned credit once ten had, else over
+ * every host: thirty fresh registrations claiming 1e18 made it 1e18.  From
+ * 0.7.0 it is taken over proven hosts only (the operator's, a trusted
+ * owner's, or with a valid result in a decided job), each owner one voice
+ * (voices.h): the lower weighted median, so that of two voices the lesser
+ * claim holds it.  No proven host: no median (dispatch then bounds the
+ * unproven by allot.unproven_cpu_flops and allot.unproven_coproc_flops).
+ * Written only where it moved by more than 1%: each write makes every
+ * backend rebuild its cache.  Rows another transaction holds are left for
+ * the next run.
  */
-static void
-update_medians(void)
-{
-	Oid			resource = get_relname_relid("resource", get_namespace_oid("allot", false));
+static SPIPlanPtr median_write_plan = NULL;
 
-	if (!OidIsValid(resource) || get_attnum(resource, "median_flops") == InvalidAttrNumber)
-		return;
-	if (medians_plan == NULL)
-		medians_plan = allot_prepare(
+static void
+update_medians_060(void)
+{
+	if (medians_plan_060 == NULL)
+		medians_plan_060 = allot_prepare(
 									 "WITH proven AS ("
 									 "  SELECT host_id FROM allot.host_credit WHERE credit > 0),"
 									 " instance AS ("
@@ -293,7 +268,126 @@ update_medians(void)
 									 "UPDATE allot.resource r SET median_flops = moved.flops, median_hosts = moved.hosts"
 									 "  FROM moved WHERE r.name = moved.name",
 									 0, NULL);
-	if (SPI_execute_plan(medians_plan, NULL, NULL, false, 0) != SPI_OK_UPDATE)
+	if (SPI_execute_plan(medians_plan_060, NULL, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the resources' median FLOPS");
+}
+
+/* The lower weighted median of rows [from, to) of the instances read. */
+static double
+median_of(SPITupleTable *rows, uint64 from, uint64 to, int *voices)
+{
+	int			n = (int) (to - from);
+	double	   *v = palloc(sizeof(double) * (n + 1));
+	double	   *w = palloc(sizeof(double) * (n + 1));
+	int64	   *voice = palloc(sizeof(int64) * (n + 1));
+	int64	   *work = palloc(sizeof(int64) * (n + 1));
+	bool		isnull;
+
+	for (int i = 0; i < n; i++)
+	{
+		v[i] = DatumGetFloat8(SPI_getbinval(rows->vals[from + i], rows->tupdesc, 2, &isnull));
+		voice[i] = DatumGetInt64(SPI_getbinval(rows->vals[from + i], rows->tupdesc, 3, &isnull));
+	}
+	*voices = allot_voice_weights(voice, n, w, work);
+	return allot_median_voices(v, w, n);
+}
+
+static void
+update_medians(void)
+{
+	Oid			resource = get_relname_relid("resource", get_namespace_oid("allot", false));
+	SPITupleTable *rows;
+	uint64		nrows;
+	Datum	   *names,
+			   *flops,
+			   *voices;
+	bool	   *nulls;
+	int			nres = 0;
+	Datum		args[3];
+	Oid			types[3] = {TEXTARRAYOID, FLOAT8ARRAYOID, INT8ARRAYOID};
+
+	if (!OidIsValid(resource) || get_attnum(resource, "median_flops") == InvalidAttrNumber)
+		return;
+	if (!allot_workload_cache()->voices)
+	{
+		update_medians_060();
+		return;
+	}
+	if (medians_plan == NULL)
+	{
+		/* Every resource, with its proven instances' FLOPS and voices. */
+		medians_plan = allot_prepare(
+									 "WITH proven AS ("
+									 "  SELECT h.id, h.cpu_flops,"
+									 "         CASE WHEN h.owner_id IS NULL THEN h.id ELSE -h.owner_id END AS voice"
+									 "    FROM allot.host h"
+									 "    LEFT JOIN allot.owner o ON o.id = h.owner_id"
+									 "    LEFT JOIN allot.host_reliability r ON r.host_id = h.id"
+									 "   WHERE h.registered_at IS NULL OR o.trusted OR r.proven_at IS NOT NULL)"
+									 "SELECT r.name, i.flops, i.voice FROM allot.resource r"
+									 "  LEFT JOIN (SELECT 'cpu'::text AS resource, p.cpu_flops AS flops, p.voice"
+									 "               FROM proven p WHERE p.cpu_flops IS NOT NULL"
+									 "             UNION ALL"
+									 "             SELECT c.resource, c.peak_flops, p.voice"
+									 "               FROM proven p JOIN allot.host_coproc c ON c.host_id = p.id) i"
+									 "         ON i.resource = r.name"
+									 " ORDER BY r.name",
+									 0, NULL);
+		median_write_plan = allot_prepare(
+										  "WITH median AS ("
+										  "  SELECT * FROM unnest($1, $2, $3) m(name, flops, voices)),"
+										  " moved AS ("
+										  "  SELECT r.name, m.flops, m.voices FROM allot.resource r"
+										  "    JOIN median m ON m.name = r.name"
+										  "   WHERE r.median_flops IS DISTINCT FROM m.flops"
+										  "     AND (r.median_flops IS NULL OR m.flops IS NULL"
+										  "          OR abs(m.flops - r.median_flops) > 0.01 * r.median_flops)"
+										  "   ORDER BY r.name FOR NO KEY UPDATE OF r SKIP LOCKED)"
+										  "UPDATE allot.resource r SET median_flops = moved.flops, median_hosts = moved.voices"
+										  "  FROM moved WHERE r.name = moved.name",
+										  3, types);
+	}
+	if (SPI_execute_plan(medians_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the hosts' FLOPS");
+	rows = SPI_tuptable;
+	nrows = SPI_processed;
+	names = palloc(sizeof(Datum) * (nrows + 1));
+	flops = palloc(sizeof(Datum) * (nrows + 1));
+	voices = palloc(sizeof(Datum) * (nrows + 1));
+	nulls = palloc0(sizeof(bool) * (nrows + 1));
+	for (uint64 i = 0; i < nrows;)
+	{
+		uint64		j = i;
+		bool		isnull;
+		char	   *name = SPI_getvalue(rows->vals[i], rows->tupdesc, 1);
+		int			nvoices = 0;
+
+		while (j < nrows && strcmp(SPI_getvalue(rows->vals[j], rows->tupdesc, 1), name) == 0)
+			j++;
+		names[nres] = CStringGetTextDatum(name);
+		(void) SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull);
+		if (isnull)				/* the LEFT JOIN's row: no proven instance */
+		{
+			nulls[nres] = true;
+			flops[nres] = Float8GetDatum(0);
+		}
+		else
+			flops[nres] = Float8GetDatum(median_of(rows, i, j, &nvoices));
+		voices[nres] = Int64GetDatum(nvoices);
+		nres++;
+		i = j;
+	}
+	{
+		int			dims[1] = {nres};
+		int			lbs[1] = {1};
+
+		args[0] = PointerGetDatum(construct_array(names, nres, TEXTOID, -1, false, TYPALIGN_INT));
+		args[1] = PointerGetDatum(construct_md_array(flops, nulls, 1, dims, lbs, FLOAT8OID, 8,
+													 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		args[2] = PointerGetDatum(construct_array(voices, nres, INT8OID, 8, FLOAT8PASSBYVAL,
+												  TYPALIGN_DOUBLE));
+	}
+	if (SPI_execute_plan(median_write_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update the resources' median FLOPS");
 }
 
@@ -302,42 +396,47 @@ update_medians(void)
  * n % TRANSITIONER_RUNS_KEPT, so the history stays bounded and costs one
  * upsert per run.  The SQL side is older than 0.5.0 when the table is
  * missing; then nothing is recorded (one C library serves every version).
+ * From 0.7.0 the row also counts what the run did to the share history
+ * and how many finished jobs it purged (the three columns came together).
  */
 static void
 record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 {
-	Oid			types[12] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID,
-	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
-	Datum		args[12];
-	Oid			relid = get_relname_relid("transitioner_run", get_namespace_oid("allot", false));
-	bool		purged;
+	Oid			types[14] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID,
+		INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum		args[14];
+	Oid			table = get_relname_relid("transitioner_run", get_namespace_oid("allot", false));
+	bool		shares;
 
-	if (!OidIsValid(relid))
+	if (!OidIsValid(table))
 		return;
-	/* 0.7.0 records the jobs retention purged */
-	purged = get_attnum(relid, "purged") != InvalidAttrNumber;
-	if (record_plan[purged] == NULL)
-		record_plan[purged] = allot_prepare(psprintf(
-							"INSERT INTO allot.transitioner_run AS r"
-							"       (slot, run, started_at, finished_at, now_given, fairness,"
-							"        timed_out, expired_assignments, reports_read, flops_samples,"
-							"        flops_estimates, credited, debts_folded, hosts_seen%s)"
-							"SELECT n %% " CppAsString2(TRANSITIONER_RUNS_KEPT) ", n, $1, $2, $3,"
-							"       current_setting('allot.fairness'), $4, $5, $6, $7, $8, $9, $10, $11%s"
-							"  FROM nextval('allot.transitioner_run_seq') n "
-							"ON CONFLICT (slot) DO UPDATE"
-							"   SET run = excluded.run, started_at = excluded.started_at,"
-							"       finished_at = excluded.finished_at, now_given = excluded.now_given,"
-							"       fairness = excluded.fairness, timed_out = excluded.timed_out,"
-							"       expired_assignments = excluded.expired_assignments,"
-							"       reports_read = excluded.reports_read,"
-							"       flops_samples = excluded.flops_samples,"
-							"       flops_estimates = excluded.flops_estimates,"
-							"       credited = excluded.credited, debts_folded = excluded.debts_folded,"
-							"       hosts_seen = excluded.hosts_seen%s",
-							purged ? ", purged" : "", purged ? ", $12" : "",
-							purged ? ", purged = excluded.purged" : ""),
-							purged ? 12 : 11, types);
+	shares = get_attnum(table, "shares_recorded") != InvalidAttrNumber &&
+		get_attnum(table, "purged") != InvalidAttrNumber;
+	if (record_plan[shares] == NULL)
+		record_plan[shares] = allot_prepare(psprintf(
+													 "INSERT INTO allot.transitioner_run AS r"
+													 "       (slot, run, started_at, finished_at, now_given, fairness,"
+													 "        timed_out, expired_assignments, reports_read, flops_samples,"
+													 "        flops_estimates, credited, debts_folded, hosts_seen%s)"
+													 "SELECT n %% " CppAsString2(TRANSITIONER_RUNS_KEPT) ", n, $1, $2, $3,"
+													 "       current_setting('allot.fairness'), $4, $5, $6, $7, $8, $9, $10, $11%s"
+													 "  FROM nextval('allot.transitioner_run_seq') n "
+													 "ON CONFLICT (slot) DO UPDATE"
+													 "   SET run = excluded.run, started_at = excluded.started_at,"
+													 "       finished_at = excluded.finished_at, now_given = excluded.now_given,"
+													 "       fairness = excluded.fairness, timed_out = excluded.timed_out,"
+													 "       expired_assignments = excluded.expired_assignments,"
+													 "       reports_read = excluded.reports_read,"
+													 "       flops_samples = excluded.flops_samples,"
+													 "       flops_estimates = excluded.flops_estimates,"
+													 "       credited = excluded.credited, debts_folded = excluded.debts_folded,"
+													 "       hosts_seen = excluded.hosts_seen%s",
+													 shares ? ", shares_recorded, shares_deleted, purged" : "",
+													 shares ? ", $12, $13, $14" : "",
+													 shares ? ", shares_recorded = excluded.shares_recorded,"
+													 " shares_deleted = excluded.shares_deleted,"
+													 " purged = excluded.purged" : ""),
+											shares ? 14 : 11, types);
 	args[0] = TimestampTzGetDatum(started);
 	args[1] = TimestampTzGetDatum(GetCurrentTimestamp());
 	args[2] = TimestampTzGetDatum(now);
@@ -349,8 +448,10 @@ record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 	args[8] = Int64GetDatum(r->credited);
 	args[9] = Int64GetDatum(r->folded);
 	args[10] = Int64GetDatum(r->hosts_seen);
-	args[11] = Int64GetDatum(r->purged);
-	if (SPI_execute_plan(record_plan[purged], args, NULL, false, 0) != SPI_OK_INSERT)
+	args[11] = Int64GetDatum(r->shares_recorded);
+	args[12] = Int64GetDatum(r->shares_deleted);
+	args[13] = Int64GetDatum(r->purged);
+	if (SPI_execute_plan(record_plan[shares], args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the transitioner run");
 }
 
@@ -433,9 +534,13 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 	/*
 	 * The usage rows of workloads no longer active that no host counts on
 	 * (requests keep a row whose hosts fall to 0: usage.c); last, and
-	 * without waiting for a row a request holds.
+	 * without waiting for a row a request holds.  Only when there is one:
+	 * a DELETE fires the usage table's statement trigger whether it deletes
+	 * anything or not, and its signal made every backend read its usage
+	 * copy again once a minute (0.6.0).
 	 */
 	if (usage_drop_plan == NULL)
+	{
 		usage_drop_plan = allot_prepare(
 										"DELETE FROM allot.workload_usage u"
 										" USING (SELECT x.workload_id FROM allot.workload_usage x"
@@ -445,10 +550,24 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 										"         FOR UPDATE OF x SKIP LOCKED) d"
 										" WHERE u.workload_id = d.workload_id AND u.hosts = 0",
 										0, NULL);
-	if (SPI_execute_plan(usage_drop_plan, NULL, NULL, false, 0) != SPI_OK_DELETE)
+		usage_unused_plan = allot_prepare(
+										  "SELECT FROM allot.workload_usage x"
+										  " WHERE x.hosts = 0"
+										  "   AND NOT EXISTS (SELECT FROM allot.workload w"
+										  "                    WHERE w.id = x.workload_id AND w.state = 'active')"
+										  " LIMIT 1",
+										  0, NULL);
+	}
+	if (SPI_execute_plan(usage_unused_plan, NULL, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read allot.workload_usage");
+	if (SPI_processed > 0 &&
+		SPI_execute_plan(usage_drop_plan, NULL, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not drop unused workload_usage rows");
 
 	update_medians();
+
+	/* Last, so that the sample sees the assignments this run expired. */
+	r.shares_recorded = allot_record_shares(now, &r.shares_deleted);
 
 	/*
 	 * Finished jobs older than allot.retention_period leave the hot tables,
@@ -467,61 +586,13 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 	json = psprintf("{\"timed_out\": %lld, \"expired_assignments\": %lld,"
 					" \"reports_read\": %lld, \"flops_samples\": %lld,"
 					" \"flops_estimates\": %lld, \"credited\": %lld,"
-					" \"debts_folded\": %lld, \"hosts_seen\": %lld, \"purged\": %lld}",
+					" \"debts_folded\": %lld, \"hosts_seen\": %lld,"
+					" \"shares_recorded\": %lld, \"shares_deleted\": %lld, \"purged\": %lld}",
 					(long long) r.timed_out, (long long) r.expired, (long long) r.jobs_read,
 					(long long) r.samples, (long long) r.figures, (long long) r.credited,
-					(long long) r.folded, (long long) r.hosts_seen, (long long) r.purged);
+					(long long) r.folded, (long long) r.hosts_seen,
+					(long long) r.shares_recorded, (long long) r.shares_deleted, (long long) r.purged);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
-}
-
-PG_FUNCTION_INFO_V1(allot_validate_job);
-
-/* validate_job(job_id, valid): the project's validator's verdict. */
-Datum
-allot_validate_job(PG_FUNCTION_ARGS)
-{
-	int64		job_id;
-	Datum		args[2];
-
-	allot_check_settings();
-	allot_require_writable("allot.validate_job");
-	allot_require_arg(fcinfo, 0, "job_id");
-	allot_require_arg(fcinfo, 1, "valid");
-	job_id = PG_GETARG_INT64(0);
-	args[0] = Int64GetDatum(job_id);
-	args[1] = BoolGetDatum(PG_GETARG_BOOL(1));
-
-	SPI_connect();
-	prepare_plans();
-	if (SPI_execute_plan(validate_plan_for(allot_workload_cache()->job_sendings), args, NULL, false, 0) !=
-		SPI_OK_UPDATE_RETURNING)
-		elog(ERROR, "could not validate job %lld", (long long) job_id);
-	if (SPI_processed == 0)
-	{
-		Oid			types[1] = {INT8OID};
-		bool		isnull;
-
-		/*
-		 * Under a new snapshot: the UPDATE may have waited for a
-		 * transaction that changed or removed the job (a purge), and the
-		 * statement's snapshot would still show it done.
-		 */
-		if (SPI_execute_with_args("SELECT state FROM allot.job WHERE id = $1", 1, types,
-								  args, NULL, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not read allot.job");
-		if (SPI_processed == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_NO_DATA_FOUND),
-					 errmsg("job %lld does not exist", (long long) job_id)));
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("job %lld is not done, it is %s", (long long) job_id,
-						TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0],
-														  SPI_tuptable->tupdesc, 1, &isnull))),
-				 errhint("Only a job reported successfully can be validated.")));
-	}
-	SPI_finish();
-	PG_RETURN_BOOL(true);
 }
 
 PG_FUNCTION_INFO_V1(allot_percentile_disc_sql);

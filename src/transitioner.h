@@ -11,7 +11,7 @@
 /*
  * Learn from up to allot.transitioner_batch validated successes not read
  * yet (transitioner_learn.c): FLOPS per app unit and app-unit statistics,
- * one voice per host.  Returns the jobs read; counts the FLOPS values taken
+ * one voice per owner.  Returns the jobs read; counts the FLOPS values taken
  * and the percentiles made.
  */
 extern int64 allot_learn_from_reports(int64 *samples_taken, int64 *figures_made);
@@ -23,5 +23,13 @@ extern int64 allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
  * Returns how many.
  */
 extern int64 allot_time_out_jobs(TimestampTz now, const int64 *host_id, int limit);
+
+/*
+ * Sample the shares for the status page's history (share_history.c): delete
+ * the samples past allot.share_history_retention (counted in *deleted), and
+ * record this minute's unless it has one or another run is recording.
+ * Returns the rows recorded.  Before 0.7.0, nothing.
+ */
+extern int64 allot_record_shares(TimestampTz now, int64 *deleted);
 
 #endif							/* ALLOT_TRANSITIONER_H */

@@ -1,6 +1,8 @@
 /*
  * transitioner_learn.c: the transitioner's step that learns from validated
- * successes (seed 004), one voice per host.
+ * successes (seed 004), one voice per host, from 0.7.0 per owner (voices.h):
+ * a job's voice is its host's owner's, or the host's own, and the window's
+ * statistics and each FLOPS figure are screened first.
  *
  * A claim becomes a fact through validation: only jobs the project's
  * validator accepted (validate_job) are read, each once (job.sampled).  For
@@ -48,19 +50,21 @@
 #include "entry.h"
 #include "percentile.h"
 #include "transitioner.h"
+#include "voices.h"
 
-static SPIPlanPtr samples_plan = NULL;
+static SPIPlanPtr samples_plan[2] = {NULL, NULL};	/* before 0.7.0; by owner */
 static SPIPlanPtr efficiency_plan = NULL;
 static SPIPlanPtr sampled_plan = NULL;
-static SPIPlanPtr apps_plan[2] = {NULL, NULL};	/* before 0.6.0, from 0.6.0 */
-static SPIPlanPtr app_update_plan[2] = {NULL, NULL};
+/* Per schema: before 0.6.0; 0.6.0's windows; 0.7.0's, with FLOPS claims. */
+static SPIPlanPtr apps_plan[3] = {NULL, NULL, NULL};
+static SPIPlanPtr app_update_plan[3] = {NULL, NULL, NULL};
 
 /* A validated success, as read. */
 typedef struct LearnJob
 {
 	int64		id;
 	int64		app_id;
-	int64		host_id;
+	int64		voice;			/* its host's voice (voices.h) */
 	bool		gpu;
 	bool		reference;
 	double		flops;			/* elapsed x raw FLOPS; NaN: says nothing of FLOPS */
@@ -77,21 +81,36 @@ typedef struct Voices
 } Voices;
 
 static void
-prepare_plans(bool windows)
+prepare_plans(int version, bool owners)
 {
+	bool		windows = version > 0;
 	Oid			limit[1] = {INT4OID};
 	Oid			ids[1] = {INT8ARRAYOID};
 
-	if (samples_plan == NULL)
+	/*
+	 * Each job with its host's voice: from 0.7.0 its owner's, when it has
+	 * one (voices.h).  The host row is read, not locked.
+	 */
+	if (samples_plan[owners] == NULL)
+		samples_plan[owners] = allot_prepare(owners ?
+											 "SELECT j.id, v.app_id,"
+											 "       CASE WHEN h.owner_id IS NULL THEN j.host_id ELSE -h.owner_id END,"
+											 "       v.resource <> 'cpu', j.reference,"
+											 "       j.elapsed_secs * j.raw_flops_per_sec,"
+											 "       j.app_units, j.predicted_app_units"
+											 "  FROM allot.job j JOIN allot.app_version v ON v.id = j.app_version_id"
+											 "  LEFT JOIN allot.host h ON h.id = j.host_id"
+											 " WHERE j.state = 'done' AND j.validated AND NOT j.sampled"
+											 " ORDER BY j.id LIMIT $1 FOR UPDATE OF j SKIP LOCKED" :
+											 "SELECT j.id, v.app_id, j.host_id, v.resource <> 'cpu', j.reference,"
+											 "       j.elapsed_secs * j.raw_flops_per_sec,"
+											 "       j.app_units, j.predicted_app_units"
+											 "  FROM allot.job j JOIN allot.app_version v ON v.id = j.app_version_id"
+											 " WHERE j.state = 'done' AND j.validated AND NOT j.sampled"
+											 " ORDER BY j.id LIMIT $1 FOR UPDATE OF j SKIP LOCKED",
+											 1, limit);
+	if (efficiency_plan == NULL)
 	{
-		samples_plan = allot_prepare(
-									 "SELECT j.id, v.app_id, j.host_id, v.resource <> 'cpu', j.reference,"
-									 "       j.elapsed_secs * j.raw_flops_per_sec,"
-									 "       j.app_units, j.predicted_app_units"
-									 "  FROM allot.job j JOIN allot.app_version v ON v.id = j.app_version_id"
-									 " WHERE j.state = 'done' AND j.validated AND NOT j.sampled"
-									 " ORDER BY j.id LIMIT $1 FOR UPDATE OF j SKIP LOCKED",
-									 1, limit);
 		/* Seed 004 note 2: how efficient GPUs are, seen on apps with both. */
 		efficiency_plan = allot_prepare(
 										"SELECT avg(cpu_flops_per_au / gpu_flops_per_au) FROM allot.app"
@@ -101,7 +120,7 @@ prepare_plans(bool windows)
 									 "UPDATE allot.job SET sampled = true WHERE id = ANY ($1)",
 									 1, ids);
 	}
-	if (apps_plan[windows] != NULL)
+	if (apps_plan[version] != NULL)
 		return;
 
 	/*
@@ -110,14 +129,15 @@ prepare_plans(bool windows)
 	 * its jobs stay unread for the next call: waiting for it, with
 	 * job_usage rows already held, could deadlock.
 	 */
-	apps_plan[windows] = allot_prepare(windows ?
+	apps_plan[version] = allot_prepare(windows ? psprintf(
 									   "SELECT a.id, a.reference_jobs, a.cpu_samples, a.gpu_samples,"
 									   "       a.cpu_flops_per_au, a.gpu_flops_per_au, a.est_flops_per_au,"
 									   "       EXISTS (SELECT FROM allot.app_version v"
 									   "                WHERE v.app_id = a.id AND v.resource = 'cpu'),"
 									   "       a.cpu_sample_hosts, a.gpu_sample_hosts,"
-									   "       a.au_hosts, a.au_actual, a.au_predicted"
-									   "  FROM allot.app a WHERE a.id = ANY ($1) ORDER BY a.id FOR UPDATE SKIP LOCKED" :
+									   "       a.au_hosts, a.au_actual, a.au_predicted, %s"
+									   "  FROM allot.app a WHERE a.id = ANY ($1) ORDER BY a.id FOR UPDATE SKIP LOCKED",
+									   version == 2 ? "a.au_flops" : "'{}'::float8[]") :
 									   "SELECT a.id, a.reference_jobs, a.cpu_samples, a.gpu_samples,"
 									   "       a.cpu_flops_per_au, a.gpu_flops_per_au, a.est_flops_per_au,"
 									   "       EXISTS (SELECT FROM allot.app_version v"
@@ -126,12 +146,12 @@ prepare_plans(bool windows)
 									   1, ids);
 	if (windows)
 	{
-		Oid			types[20] = {INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID,
+		Oid			types[21] = {INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID,
 			FLOAT8OID, BOOLOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, FLOAT8ARRAYOID,
 			FLOAT8ARRAYOID, INT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
-		FLOAT8OID, FLOAT8OID};
+		FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID};
 
-		app_update_plan[1] = allot_prepare(
+		app_update_plan[version] = allot_prepare(psprintf(
 										   "UPDATE allot.app SET cpu_samples = $2, gpu_samples = $3,"
 										   "       cpu_flops_per_au = $4, gpu_flops_per_au = $5,"
 										   "       est_flops_per_au = CASE WHEN $7 THEN $6 ELSE est_flops_per_au END,"
@@ -139,9 +159,10 @@ prepare_plans(bool windows)
 										   "       au_hosts = $10, au_actual = $11, au_predicted = $12,"
 										   "       n_reports = $13, actual_au_mean = $14, actual_au_m2 = $15,"
 										   "       predicted_au_mean = $16, predicted_au_m2 = $17,"
-										   "       au_ratio_mean = $18, au_ratio_m2 = $19, au_ratio_bound = $20"
+										   "       au_ratio_mean = $18, au_ratio_m2 = $19, au_ratio_bound = $20%s"
 										   " WHERE id = $1",
-										   20, types);
+										   version == 2 ? ", au_flops = $21" : ""),
+										   21, types);
 	}
 	else
 	{
@@ -248,71 +269,27 @@ voices_from(Datum values, Datum hosts, bool has_hosts, int extra)
 	return vs;
 }
 
-static int
-int64_cmp(const void *a, const void *b)
-{
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
-
-	return (x > y) - (x < y);
-}
-
-/* Each value's weight: its host's one voice shared among its values. */
-static void
-voice_weights(const int64 *hosts, int n, double *w)
-{
-	int64	   *sorted = palloc(sizeof(int64) * (n + 1));
-
-	memcpy(sorted, hosts, sizeof(int64) * n);
-	qsort(sorted, n, sizeof(int64), int64_cmp);
-	for (int i = 0; i < n; i++)
-	{
-		int			lo = 0,
-					hi = n;
-		int			first,
-					count;
-
-		/* first position of hosts[i] */
-		while (lo < hi)
-		{
-			int			mid = (lo + hi) / 2;
-
-			if (sorted[mid] < hosts[i])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		first = lo;
-		hi = n;
-		while (lo < hi)
-		{
-			int			mid = (lo + hi) / 2;
-
-			if (sorted[mid] <= hosts[i])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		count = lo - first;
-		w[i] = 1.0 / count;
-	}
-	pfree(sorted);
-}
-
 /*
  * Add new values to a kind's array; every full allot.flops_sample_size of
  * them, oldest first, gives a figure (into figures): its
- * allot.flops_percentile by voices.  The rest waits in the array.  Every
+ * allot.flops_percentile by voices, from 0.7.0 after screening
+ * (voices.h: a voice whose values lie a hundred times or more from the
+ * voices' median does not set it).  The rest waits in the array.  Every
  * value counts in exactly one figure.  Returns how many figures were made.
  */
 static int
-absorb(Voices *array, const double *add, const int64 *add_hosts, int nadd, double *figures)
+absorb(Voices *array, const double *add, const int64 *add_hosts, int nadd, double *figures,
+	   bool screened)
 {
 	int			size = allot_flops_sample_size;
 	int			made = 0,
 				start = 0;
 	double	   *v = palloc(sizeof(double) * (size + 1));
 	double	   *w = palloc(sizeof(double) * (size + 1));
+	int64	   *work = palloc(sizeof(int64) * (size + 1));
+	double	   *screen_work = palloc(sizeof(double) * (5 * size + 1));
+	int64	   *screen_iwork = palloc(sizeof(int64) * (3 * size + 1));
+	bool	   *screen_flags = palloc(sizeof(bool) * (2 * size + 1));
 
 	for (int i = 0; i < nadd; i++)
 	{
@@ -322,8 +299,15 @@ absorb(Voices *array, const double *add, const int64 *add_hosts, int nadd, doubl
 	while (array->n - start >= size)
 	{
 		memcpy(v, array->v + start, sizeof(double) * size);
-		voice_weights(array->host + start, size, w);
-		figures[made++] = allot_percentile_voices(v, w, size, allot_flops_percentile);
+		if (screened)
+			figures[made++] = allot_percentile_screened(v, array->host + start, size,
+														allot_flops_percentile, screen_work,
+														screen_iwork, screen_flags);
+		else
+		{
+			allot_voice_weights(array->host + start, size, w, work);
+			figures[made++] = allot_percentile_voices(v, w, size, allot_flops_percentile);
+		}
 		start += size;
 	}
 	if (start > 0)
@@ -334,6 +318,7 @@ absorb(Voices *array, const double *add, const int64 *add_hosts, int nadd, doubl
 	}
 	pfree(v);
 	pfree(w);
+	pfree(work);
 	return made;
 }
 
@@ -385,9 +370,25 @@ first_job_of(const LearnJob *jobs, int n, int64 app_id)
 	return lo;
 }
 
+/*
+ * Does screening leave this job's FLOPS value out: its voice was left out
+ * of the app's statistics, or its FLOPS per app unit as claimed lies
+ * beyond the window's band?
+ */
+static bool
+screen_leaves_out(const AppUnitScreen *screen, const LearnJob *j)
+{
+	double		per_au = j->flops / j->actual;
+
+	for (int k = 0; k < screen->n_voices_out; k++)
+		if (screen->voices_out[k] == j->voice)
+			return true;
+	return screen->flops.centre > 0 && (per_au < screen->flops.low || per_au > screen->flops.high);
+}
+
 /* What one app learns from its jobs jobs[0 .. n); updates its row. */
 static void
-learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
+learn_app(HeapTuple t, TupleDesc d, int version, const LearnJob *jobs, int n,
 		  double efficiency, int64 *samples_taken, int64 *figures_made)
 {
 	bool		isnull;
@@ -395,11 +396,11 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 	bool		reference_only = DatumGetBool(SPI_getbinval(t, d, 2, &isnull));
 	bool		has_cpu_versions = DatumGetBool(SPI_getbinval(t, d, 8, &isnull));
 	Voices		cpu = voices_from(SPI_getbinval(t, d, 3, &isnull),
-								  windows ? SPI_getbinval(t, d, 9, &isnull) : (Datum) 0,
-								  windows, n);
+								  version > 0 ? SPI_getbinval(t, d, 9, &isnull) : (Datum) 0,
+								  version > 0, n);
 	Voices		gpu = voices_from(SPI_getbinval(t, d, 4, &isnull),
-								  windows ? SPI_getbinval(t, d, 10, &isnull) : (Datum) 0,
-								  windows, n);
+								  version > 0 ? SPI_getbinval(t, d, 10, &isnull) : (Datum) 0,
+								  version > 0, n);
 	double	   *add_cpu = palloc(sizeof(double) * (n + 1));
 	double	   *add_gpu = palloc(sizeof(double) * (n + 1));
 	int64	   *add_cpu_hosts = palloc(sizeof(int64) * (n + 1));
@@ -418,10 +419,15 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 				has_est,
 				new_figure = false;
 	double		bound = INFINITY;
-	Datum		args[20];
-	char		nulls[20];
+	bool		windows = version > 0;
+	bool		screened = version == 2;
+	AppUnitScreen screen = {{0, 0, 0}, {0, 0, 0}, NULL, 0};
+	Datum		args[21];
+	char		nulls[21];
 
 	memset(nulls, ' ', sizeof(nulls));
+	args[20] = (Datum) 0;		/* 0.7.0's au_flops */
+	nulls[20] = 'n';
 	cpu_fig = DatumGetFloat8(SPI_getbinval(t, d, 5, &isnull));
 	has_cpu_fig = !isnull;
 	gpu_fig = DatumGetFloat8(SPI_getbinval(t, d, 6, &isnull));
@@ -449,37 +455,50 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 		double	   *work;
 		AppStats	stats;
 
+		double	   *flops;
+		int			nf;
+
 		int8_values(SPI_getbinval(t, d, 11, &isnull), &nh, &hosts, n);
 		float8_values(SPI_getbinval(t, d, 12, &isnull), &na, &actual, n);
 		float8_values(SPI_getbinval(t, d, 13, &isnull), &np, &predicted, n);
+		/* 0.7.0: each report's FLOPS per app unit as claimed (0: none) */
+		float8_values(SPI_getbinval(t, d, 14, &isnull), &nf, &flops, Max(nh, n) + n);
 		total = Min(nh, Min(na, np));
+		for (int i = nf; i < total; i++)
+			flops[i] = 0;
 		for (int i = 0; i < n; i++)
 		{
 			if (!(jobs[i].actual > 0))
 				continue;
-			hosts[total] = jobs[i].host_id;
+			hosts[total] = jobs[i].voice;
 			actual[total] = jobs[i].actual;
+			flops[total] = isnan(jobs[i].flops) ? 0 : jobs[i].flops / jobs[i].actual;
 			predicted[total++] = jobs[i].predicted;
 		}
 		drop = total > allot_app_unit_window ? total - allot_app_unit_window : 0;
 		hosts += drop;
 		actual += drop;
 		predicted += drop;
+		flops += drop;
 		total -= drop;
 
 		reports = palloc(sizeof(AppUnitReport) * (total + 1));
-		work = palloc(sizeof(double) * (4 * total + 1));
+		work = palloc(sizeof(double) * ALLOT_APP_UNIT_WORK(total));
+		screen.voices_out = palloc(sizeof(int64) * (total + 1));
 		for (int i = 0; i < total; i++)
 		{
-			reports[i].host_id = hosts[i];
+			reports[i].voice = hosts[i];
 			reports[i].actual = actual[i];
 			reports[i].predicted = predicted[i];
+			reports[i].flops_per_au = screened ? flops[i] : 0;
 		}
-		allot_app_unit_stats(reports, total, work, &stats, &bound);
+		allot_app_unit_stats(reports, total, work, &stats, &bound, screened ? &screen : NULL);
 
 		args[9] = int8_datum(hosts, total);
 		args[10] = float8_datum(actual, total);
 		args[11] = float8_datum(predicted, total);
+		args[20] = float8_datum(flops, total);
+		nulls[20] = ' ';
 		stats_datums(&stats, bound, &args[12]);
 		nulls[19] = total > 0 ? ' ' : 'n';
 		if (total == 0)
@@ -496,25 +515,28 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 		/* A report without elapsed time says nothing of FLOPS. */
 		if (isnan(j->flops) || !(j->actual > 0) || (reference_only && !j->reference))
 			continue;
+		/* 0.7.0: nor does one screening left out (voices.h). */
+		if (screened && screen_leaves_out(&screen, j))
+			continue;
 		/* raw_flops_per_au, its app units counted up to the bound. */
 		units = Min(j->actual, bound * j->predicted);
 		per_au = j->flops / units;
 		if (j->gpu)
 		{
 			add_gpu[ngpu] = per_au;
-			add_gpu_hosts[ngpu++] = j->host_id;
+			add_gpu_hosts[ngpu++] = j->voice;
 		}
 		else
 		{
 			add_cpu[ncpu] = per_au;
-			add_cpu_hosts[ncpu++] = j->host_id;
+			add_cpu_hosts[ncpu++] = j->voice;
 		}
 	}
 	*samples_taken += ncpu + ngpu;
 	cpu_figs = palloc(sizeof(double) * ((cpu.n + ncpu) / Max(allot_flops_sample_size, 1) + 1));
 	gpu_figs = palloc(sizeof(double) * ((gpu.n + ngpu) / Max(allot_flops_sample_size, 1) + 1));
-	ncpu_figs = absorb(&cpu, add_cpu, add_cpu_hosts, ncpu, cpu_figs);
-	ngpu_figs = absorb(&gpu, add_gpu, add_gpu_hosts, ngpu, gpu_figs);
+	ncpu_figs = absorb(&cpu, add_cpu, add_cpu_hosts, ncpu, cpu_figs, screened);
+	ngpu_figs = absorb(&gpu, add_gpu, add_gpu_hosts, ngpu, gpu_figs, screened);
 
 	/* Each figure in turn moves the estimate; the first one ever sets it. */
 	for (int f = 0; f < ncpu_figs + ngpu_figs; f++)
@@ -555,7 +577,7 @@ learn_app(HeapTuple t, TupleDesc d, bool windows, const LearnJob *jobs, int n,
 		args[8] = int8_datum(gpu.host, gpu.n);
 	}
 
-	if (SPI_execute_plan(app_update_plan[windows], args, nulls, false, 0) != SPI_OK_UPDATE)
+	if (SPI_execute_plan(app_update_plan[version], args, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update app %lld", (long long) id);
 }
 
@@ -568,10 +590,20 @@ has_windows(void)
 	return OidIsValid(app) && get_attnum(app, "au_hosts") != InvalidAttrNumber;
 }
 
+/* Do hosts have owners (0.7.0 on)? */
+static bool
+has_owners(void)
+{
+	Oid			host = get_relname_relid("host", get_namespace_oid("allot", false));
+
+	return OidIsValid(host) && get_attnum(host, "owner_id") != InvalidAttrNumber;
+}
+
 int64
 allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
 {
-	bool		windows = has_windows();
+	bool		owners = has_owners();
+	int			version = owners ? 2 : has_windows() ? 1 : 0;
 	Datum		args[1];
 	LearnJob   *jobs;
 	Datum	   *app_ids,
@@ -582,11 +614,11 @@ allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
 	double		efficiency = allot_gpu_efficiency;
 	bool		isnull;
 
-	prepare_plans(windows);
+	prepare_plans(version, owners);
 	*samples_taken = 0;
 	*figures_made = 0;
 	args[0] = Int32GetDatum(allot_transitioner_batch);
-	if (SPI_execute_plan(samples_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(samples_plan[owners], args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the jobs to learn from");
 	njobs = (int) SPI_processed;
 	if (njobs == 0)
@@ -601,7 +633,7 @@ allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
 
 		jobs[i].id = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
 		jobs[i].app_id = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
-		jobs[i].host_id = DatumGetInt64(SPI_getbinval(t, d, 3, &isnull));
+		jobs[i].voice = DatumGetInt64(SPI_getbinval(t, d, 3, &isnull));
 		jobs[i].gpu = DatumGetBool(SPI_getbinval(t, d, 4, &isnull));
 		jobs[i].reference = DatumGetBool(SPI_getbinval(t, d, 5, &isnull));
 		v = SPI_getbinval(t, d, 6, &isnull);
@@ -629,7 +661,7 @@ allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
 			app_ids[napps++] = Int64GetDatum(jobs[i].app_id);
 	args[0] = PointerGetDatum(construct_array(app_ids, napps, INT8OID, 8, FLOAT8PASSBYVAL,
 											  TYPALIGN_DOUBLE));
-	if (SPI_execute_plan(apps_plan[windows], args, NULL, false, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(apps_plan[version], args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not lock the apps to learn for");
 
 	/* Only the jobs of the apps locked and updated are done with. */
@@ -646,7 +678,7 @@ allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
 
 			while (last < njobs && jobs[last].app_id == app_id)
 				done_ids[ndone++] = Int64GetDatum(jobs[last++].id);
-			learn_app(rows->vals[r], rows->tupdesc, windows, jobs + first, last - first,
+			learn_app(rows->vals[r], rows->tupdesc, version, jobs + first, last - first,
 					  efficiency, samples_taken, figures_made);
 		}
 	}
@@ -660,16 +692,20 @@ allot_learn_from_reports(int64 *samples_taken, int64 *figures_made)
 PG_FUNCTION_INFO_V1(allot_app_unit_statistics_sql);
 
 /*
- * app_unit_statistics(hosts, actual, predicted): the statistics the
- * transitioner computes from a window, for the update script, monitoring
- * and check_invariants().
+ * app_unit_statistics(hosts, actual, predicted [, flops_per_au]): the
+ * statistics the transitioner computes from a window, for the update
+ * script, monitoring and check_invariants().  With the fourth array
+ * (0.7.0), after screening (voices.h), as the transitioner of 0.7.0 does;
+ * without it, as 0.6.0's did.
  */
 Datum
 allot_app_unit_statistics_sql(PG_FUNCTION_ARGS)
 {
-	ArrayType  *arrays[3] = {PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1),
-	PG_GETARG_ARRAYTYPE_P(2)};
-	const char *names[3] = {"hosts", "actual", "predicted"};
+	int			narrays = PG_NARGS() > 3 ? 4 : 3;
+	ArrayType  *arrays[4] = {PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1),
+	PG_GETARG_ARRAYTYPE_P(2), narrays > 3 ? PG_GETARG_ARRAYTYPE_P(3) : NULL};
+	const char *names[4] = {"voices", "actual", "predicted", "flops_per_au"};
+	double	   *flops = NULL;
 	int			n = -1;
 	int64	   *hosts;
 	double	   *actual,
@@ -682,7 +718,7 @@ allot_app_unit_statistics_sql(PG_FUNCTION_ARGS)
 	Datum		values[8];
 	bool		nulls[8] = {false};
 
-	for (int a = 0; a < 3; a++)
+	for (int a = 0; a < narrays; a++)
 	{
 		int			len;
 
@@ -706,8 +742,10 @@ allot_app_unit_statistics_sql(PG_FUNCTION_ARGS)
 	int8_values(PointerGetDatum(arrays[0]), &n, &hosts, 0);
 	float8_values(PointerGetDatum(arrays[1]), &n, &actual, 0);
 	float8_values(PointerGetDatum(arrays[2]), &n, &predicted, 0);
+	if (narrays > 3)
+		float8_values(PointerGetDatum(arrays[3]), &n, &flops, 0);
 	reports = palloc(sizeof(AppUnitReport) * (n + 1));
-	work = palloc(sizeof(double) * (4 * n + 1));
+	work = palloc(sizeof(double) * ALLOT_APP_UNIT_WORK(n));
 	for (int i = 0; i < n; i++)
 	{
 		if (!(actual[i] > 0 && isfinite(actual[i])) || !(predicted[i] > 0 && isfinite(predicted[i])))
@@ -715,15 +753,20 @@ allot_app_unit_statistics_sql(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("app units must be positive finite numbers, not %g and %g (element %d)",
 							actual[i], predicted[i], i + 1)));
-		reports[i].host_id = hosts[i];
+		reports[i].voice = hosts[i];
 		reports[i].actual = actual[i];
 		reports[i].predicted = predicted[i];
+		reports[i].flops_per_au = flops != NULL && isfinite(flops[i]) && flops[i] > 0 ? flops[i] : 0;
 	}
-	allot_app_unit_stats(reports, n, work, &stats, &bound);
+	{
+		AppUnitScreen screen = {{0, 0, 0}, {0, 0, 0}, NULL, 0};
+
+		allot_app_unit_stats(reports, n, work, &stats, &bound, flops != NULL ? &screen : NULL);
+	}
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "app_unit_statistics must return a record");
 	stats_datums(&stats, bound, values);
-	nulls[7] = n == 0;
+	nulls[7] = stats.n == 0;
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

@@ -144,37 +144,31 @@ usage_add(int64 workload_id, int64 threads, int64 focus_threads, int32 hosts)
 		elog(ERROR, "could not update allot.workload_usage");
 }
 
-PG_FUNCTION_INFO_V1(allot_assignment_usage_trigger);
-
-Datum
-allot_assignment_usage_trigger(PG_FUNCTION_ARGS)
+/*
+ * An assignment row that counted for `before` (NULL: none) now counts for
+ * `after` (NULL: none): its threads move between the two workloads' usage
+ * rows, in workload id order (no deadlock between requests).  What the
+ * trigger below does for each row change, and what a switch written
+ * without the executor does itself (table_write.c).
+ */
+void
+allot_usage_moved(HeapTuple old_row, HeapTuple new_row, TupleDesc desc)
 {
-	TriggerData *td = (TriggerData *) fcinfo->context;
-	TupleDesc	desc;
 	Contribution before = {0, 0, 0},
 				after = {0, 0, 0};
+	int			guc_level;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
-		!TRIGGER_FIRED_AFTER(td->tg_event))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("allot_assignment_usage_trigger() must be an AFTER ROW trigger")));
-
-	desc = td->tg_relation->rd_att;
-	if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
-		after = contribution(td->tg_trigtuple, desc);
-	else if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
-		before = contribution(td->tg_trigtuple, desc);
-	else
-	{
-		before = contribution(td->tg_trigtuple, desc);
-		after = contribution(td->tg_newtuple, desc);
-	}
+	if (old_row != NULL)
+		before = contribution(old_row, desc);
+	if (new_row != NULL)
+		after = contribution(new_row, desc);
 	if (before.workload_id == after.workload_id &&
 		before.threads == after.threads &&
 		before.focus_threads == after.focus_threads)
-		return PointerGetDatum(NULL);
+		return;
 
+	/* No SET clause from 0.7.0: pinned here, unless a request already did. */
+	guc_level = allot_pin_search_path();
 	SPI_connect();
 	prepare_plans();
 	if (before.workload_id == after.workload_id)
@@ -182,7 +176,6 @@ allot_assignment_usage_trigger(PG_FUNCTION_ARGS)
 				  after.focus_threads - before.focus_threads, 0);
 	else
 	{
-		/* Lock usage rows in workload id order: no deadlock between requests. */
 		Contribution *first = &before,
 				   *second = &after;
 
@@ -204,6 +197,30 @@ allot_assignment_usage_trigger(PG_FUNCTION_ARGS)
 					  second == &after ? 1 : -1);
 	}
 	SPI_finish();
+	allot_unpin_search_path(guc_level);
+}
+
+PG_FUNCTION_INFO_V1(allot_assignment_usage_trigger);
+
+Datum
+allot_assignment_usage_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		!TRIGGER_FIRED_AFTER(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("allot_assignment_usage_trigger() must be an AFTER ROW trigger")));
+
+	desc = td->tg_relation->rd_att;
+	if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		allot_usage_moved(NULL, td->tg_trigtuple, desc);
+	else if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
+		allot_usage_moved(td->tg_trigtuple, NULL, desc);
+	else
+		allot_usage_moved(td->tg_trigtuple, td->tg_newtuple, desc);
 	return PointerGetDatum(NULL);
 }
 
@@ -260,6 +277,8 @@ typedef struct JobColumns
 	AttrNumber	peak;
 	AttrNumber	host_id;
 	AttrNumber	credit;
+	AttrNumber	sent_at;
+	AttrNumber	sending;		/* 0: before 0.6.0 */
 } JobColumns;
 
 typedef struct JobDeltas
@@ -609,6 +628,139 @@ check_job_workloads(const JobDeltas *deltas)
 				 errhint("Jobs are for workloads with an app_id; assignment workloads are served by assign_workload.")));
 }
 
+/* ---------------------------------------------------------------------------
+ * Sendings an operator ended by hand (0.7.0).  allot ends a sending in
+ * progress only in statements that record how it ended in allot.job_report
+ * (a report, a timeout, requeue_job).  An UPDATE of allot.job that moves a
+ * job out of progress otherwise is an operator's edit: the sending is
+ * recorded as taken back ('requeued'), as requeue_job would, so that its
+ * host's report is told so instead of being taken for a later sending, and
+ * the host is not sent the job again.  Recorded with ON CONFLICT DO
+ * NOTHING: allot's own statements, whose record is there, add nothing.
+ * ------------------------------------------------------------------------- */
+
+typedef struct EndedSending
+{
+	int64		job_id;
+	int64		host_id;
+	Datum		sent_at;
+	int32		sending;
+	bool		ended;
+} EndedSending;
+
+static int
+ended_cmp(const void *a, const void *b)
+{
+	int64		x = ((const EndedSending *) a)->job_id;
+	int64		y = ((const EndedSending *) b)->job_id;
+
+	return (x > y) - (x < y);
+}
+
+static bool
+slot_state_is(TupleTableSlot *slot, AttrNumber column, const char *name)
+{
+	bool		isnull;
+	text	   *state = DatumGetTextPP(slot_getattr(slot, column, &isnull));
+
+	return !isnull && (size_t) VARSIZE_ANY_EXHDR(state) == strlen(name) &&
+		memcmp(VARDATA_ANY(state), name, strlen(name)) == 0;
+}
+
+static void
+record_taken_back(TriggerData *td, TupleTableSlot *slot, const JobColumns *col)
+{
+	static SPIPlanPtr plan = NULL;
+	EndedSending *e = NULL;
+	int			n = 0,
+				cap = 0,
+				ended = 0;
+	Datum	   *jobs,
+			   *hosts,
+			   *sent,
+			   *sendings;
+	Datum		args[4];
+	bool		isnull;
+
+	tuplestore_rescan(td->tg_oldtable);
+	while (tuplestore_gettupleslot(td->tg_oldtable, true, false, slot))
+	{
+		if (!slot_state_is(slot, col->state, "in_progress"))
+			continue;
+		if (n == cap)
+		{
+			cap = cap == 0 ? 16 : cap * 2;
+			e = e == NULL ? palloc(sizeof(EndedSending) * cap) : repalloc(e, sizeof(EndedSending) * cap);
+		}
+		e[n].job_id = DatumGetInt64(slot_getattr(slot, col->id, &isnull));
+		e[n].host_id = DatumGetInt64(slot_getattr(slot, col->host_id, &isnull));
+		e[n].sent_at = slot_getattr(slot, col->sent_at, &isnull);
+		e[n].sending = DatumGetInt32(slot_getattr(slot, col->sending, &isnull));
+		e[n].ended = false;
+		n++;
+	}
+	tuplestore_rescan(td->tg_oldtable);
+	if (n == 0)
+		return;
+	qsort(e, n, sizeof(EndedSending), ended_cmp);
+	tuplestore_rescan(td->tg_newtable);
+	while (tuplestore_gettupleslot(td->tg_newtable, true, false, slot))
+	{
+		EndedSending key;
+		EndedSending *found;
+
+		if (slot_state_is(slot, col->state, "in_progress"))
+			continue;
+		key.job_id = DatumGetInt64(slot_getattr(slot, col->id, &isnull));
+		found = bsearch(&key, e, n, sizeof(EndedSending), ended_cmp);
+		if (found != NULL && !found->ended)
+		{
+			found->ended = true;
+			ended++;
+		}
+	}
+	tuplestore_rescan(td->tg_newtable);
+	if (ended == 0)
+		return;
+
+	jobs = palloc(sizeof(Datum) * ended);
+	hosts = palloc(sizeof(Datum) * ended);
+	sent = palloc(sizeof(Datum) * ended);
+	sendings = palloc(sizeof(Datum) * ended);
+	ended = 0;
+	for (int i = 0; i < n; i++)
+	{
+		if (!e[i].ended)
+			continue;
+		jobs[ended] = Int64GetDatum(e[i].job_id);
+		hosts[ended] = Int64GetDatum(e[i].host_id);
+		sent[ended] = e[i].sent_at;
+		sendings[ended++] = Int32GetDatum(e[i].sending);
+	}
+	if (plan == NULL)
+	{
+		Oid			types[4] = {INT8ARRAYOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID, INT4ARRAYOID};
+
+		plan = allot_prepare(
+							 "INSERT INTO allot.job_report"
+							 "       (job_id, host_id, sent_at, outcome, reported_at, reply, sending)"
+							 "SELECT x.j, x.h, x.s, 'requeued', now(),"
+							 "       jsonb_build_object('job_id', x.j, 'outcome', 'requeued',"
+							 "                          'state', (SELECT state FROM allot.job WHERE id = x.j)),"
+							 "       x.n"
+							 "  FROM unnest($1, $2, $3, $4) x(j, h, s, n) "
+							 "ON CONFLICT DO NOTHING",
+							 4, types);
+	}
+	args[0] = PointerGetDatum(construct_array(jobs, ended, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[1] = PointerGetDatum(construct_array(hosts, ended, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[2] = PointerGetDatum(construct_array(sent, ended, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+	args[3] = PointerGetDatum(construct_array(sendings, ended, INT4OID, 4, true, TYPALIGN_INT));
+	if (SPI_execute_plan(plan, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the sendings taken back");
+}
+
 PG_FUNCTION_INFO_V1(allot_job_usage_trigger);
 
 Datum
@@ -642,6 +794,9 @@ allot_job_usage_trigger(PG_FUNCTION_ARGS)
 	col.peak = job_column(desc, "peak_flops_per_sec");
 	col.host_id = job_column(desc, "host_id");
 	col.credit = job_column(desc, "credit");
+	/* 0.7.0: sendings ended by hand are recorded (record_taken_back). */
+	col.sending = SPI_fnumber(desc, "replica_of") > 0 ? job_column(desc, "sending") : 0;
+	col.sent_at = job_column(desc, "sent_at");
 	deltas.cap = 16;
 	deltas.n = 0;
 	deltas.d = palloc(sizeof(JobDelta) * deltas.cap);
@@ -653,6 +808,8 @@ allot_job_usage_trigger(PG_FUNCTION_ARGS)
 		add_rows(td->tg_oldtable, slot, &col, -1, &deltas);
 	if (op != 2)
 		add_rows(td->tg_newtable, slot, &col, 1, &deltas);
+	if (op == 1 && col.sending > 0)
+		record_taken_back(td, slot, &col);
 	ExecDropSingleTupleTableSlot(slot);
 
 	finish_deltas(&deltas, op == 1);

@@ -54,17 +54,28 @@ static GroupStats *stats;
 static Oid	watched_relid = InvalidOid;
 static bool callback_registered = false;
 
+static bool relid_known = false;	/* watched_relid is the current one */
+
 static void
 usage_signal_callback(Datum arg, Oid relid)
 {
 	if (relid == InvalidOid || relid == watched_relid)
+	{
 		signals++;
+		relid_known = false;	/* dropped and made again, maybe */
+	}
 }
 
-/* The signal's relation, or InvalidOid before 0.6.0. */
+/*
+ * The signal's relation, or InvalidOid before 0.6.0: looked up by name
+ * after a signal only (a lookup cost 1% of a repeat).  A schema without it
+ * is looked up at every call, so that the update that adds it is seen.
+ */
 static Oid
 signal_relid(void)
 {
+	if (relid_known)
+		return watched_relid;
 	return get_relname_relid("workload_usage_signal", get_namespace_oid("allot", false));
 }
 
@@ -180,6 +191,7 @@ allot_usage_cache(const WorkloadCache *cache)
 		watched_relid = relid;
 		read_at_signals = 0;
 	}
+	relid_known = true;
 	/* Signals committed before this call (the caller's locks took them in). */
 	AcceptInvalidationMessages();
 	if (read_at_signals != signals || read_for_cache != cache->generation)
@@ -246,7 +258,9 @@ PG_FUNCTION_INFO_V1(allot_usage_signal_trigger);
 
 /*
  * Statement trigger on allot.workload_usage: its change, when it commits,
- * makes every backend's copy stale.
+ * makes every backend's copy stale.  From 0.7.0 also on the watch list's
+ * tables, with the signal's table as its argument
+ * (assignment_usage.c: what a backend knows of the list).
  */
 Datum
 allot_usage_signal_trigger(PG_FUNCTION_ARGS)
@@ -258,7 +272,8 @@ allot_usage_signal_trigger(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("allot_usage_signal_trigger() must be called as a trigger")));
-	relid = get_relname_relid("workload_usage_signal",
+	relid = get_relname_relid(trigdata->tg_trigger->tgnargs > 0 ?
+							  trigdata->tg_trigger->tgargs[0] : "workload_usage_signal",
 							  RelationGetNamespace(trigdata->tg_relation));
 	if (OidIsValid(relid))
 		CacheInvalidateRelcacheByRelid(relid);

@@ -37,7 +37,7 @@ static Oid	app_relid = InvalidOid;
 static Oid	app_version_relid = InvalidOid;
 static Oid	resource_relid = InvalidOid;
 static Oid	job_usage_relid = InvalidOid;
-static SPIPlanPtr workloads_plan = NULL;
+static SPIPlanPtr workloads_plan[2] = {NULL, NULL};	/* before 0.7.0; with adaptive_replication */
 static SPIPlanPtr engines_plan = NULL;	/* 0.5.0 and later: with compilers */
 static SPIPlanPtr engines_plan_single = NULL;	/* before: compiler only */
 static SPIPlanPtr apps_plan = NULL;
@@ -539,6 +539,7 @@ cache_build(void)
 	int			n_engines;
 	const char **dev_names;
 	int			n;
+	bool		adaptive;
 	Oid			nsp = get_namespace_oid("allot", false);
 
 	workload_relid = get_relname_relid("workload", nsp);
@@ -549,16 +550,19 @@ cache_build(void)
 	resource_relid = get_relname_relid("resource", nsp);
 	job_usage_relid = get_relname_relid("job_usage", nsp);
 
-	if (workloads_plan == NULL)
+	/* From 0.7.0 a job workload may replicate adaptively (voices.h). */
+	adaptive = get_attnum(workload_relid, "adaptive_replication") != InvalidAttrNumber;
+	if (workloads_plan[adaptive] == NULL)
 	{
-		workloads_plan = allot_prepare(
+		workloads_plan[adaptive] = allot_prepare(psprintf(
 									  "SELECT id, priority, throughput, engine, base_engine, dev_threads,"
 									  "       base_threads, syzygy, time_based, mode, workload_size,"
 									  "       app_id,"
-									  "       coalesce(extract(epoch FROM delay_bound)::float8, 0)"
+									  "       coalesce(extract(epoch FROM delay_bound)::float8, 0), %s"
 									  "  FROM allot.workload"
 									  " WHERE state = 'active'"
-									  " ORDER BY priority DESC, id", 0, NULL);
+									  " ORDER BY priority DESC, id",
+									  adaptive ? "adaptive_replication" : "false"), 0, NULL);
 	}
 	if (apps_plan == NULL && OidIsValid(app_relid))
 	{
@@ -587,6 +591,9 @@ cache_build(void)
 
 		cache.job_sendings = OidIsValid(job_relid) &&
 			get_attnum(job_relid, "sending") != InvalidAttrNumber;
+		/* 0.7.0: owners, proven work, quorum replication. */
+		cache.voices = OidIsValid(job_relid) &&
+			get_attnum(job_relid, "replica_of") != InvalidAttrNumber;
 	}
 
 	if (SPI_execute_plan(engines_plan_for_schema(), NULL, NULL, false, 0) != SPI_OK_SELECT)
@@ -612,7 +619,7 @@ cache_build(void)
 	if (OidIsValid(app_relid))
 		load_job_side();
 
-	if (SPI_execute_plan(workloads_plan, NULL, NULL, false, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(workloads_plan[adaptive], NULL, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.workload");
 	old = MemoryContextSwitchTo(cache_context);
 	n = (int) SPI_processed;
@@ -647,6 +654,7 @@ cache_build(void)
 		w.workload_size = DatumGetInt32(SPI_getbinval(t, d, 11, &isnull));
 		app_id = DatumGetInt64(SPI_getbinval(t, d, 12, &no_app));
 		w.delay_bound_secs = DatumGetFloat8(SPI_getbinval(t, d, 13, &isnull));
+		w.adaptive_replication = DatumGetBool(SPI_getbinval(t, d, 14, &isnull));
 
 		/* Dense engine numbers, for balancing (seed 000 step 3). */
 		for (e = 0; e < cache.n_engines; e++)
@@ -704,6 +712,13 @@ allot_pick_hint_lower(int64 workload_id, int64 after)
  * The current cache; the caller is connected to SPI.  Pending invalidations
  * are read first, so a change committed before this call is always seen.
  */
+const WorkloadCache *
+allot_workload_cache_if_built(void)
+{
+	AcceptInvalidationMessages();
+	return built_generation == cache_generation ? &cache : NULL;
+}
+
 const WorkloadCache *
 allot_workload_cache(void)
 {

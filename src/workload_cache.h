@@ -25,6 +25,7 @@ typedef struct CachedWorkload
 	/* job workloads only */
 	int			app;			/* index into apps */
 	double		delay_bound_secs;	/* 0: allot.default_delay_bound */
+	bool		adaptive_replication;	/* replicate jobs of hosts not reliable */
 } CachedWorkload;
 
 typedef struct CachedVersion
@@ -125,9 +126,13 @@ typedef struct WorkloadCache
 	bool		job_usage_reopened;	/* job_usage counts reopened jobs (0.5.1 on) */
 	bool		job_sendings;	/* jobs count their sendings, tries and failures,
 								 * and retry (0.6.0 on) */
+	bool		voices;			/* hosts have owners and reliability, jobs
+								 * quorums and replicas (0.7.0 on) */
 } WorkloadCache;
 
 extern const WorkloadCache *allot_workload_cache(void);
+/* The cache if it is current, without building it (which needs SPI); else NULL. */
+extern const WorkloadCache *allot_workload_cache_if_built(void);
 extern int	allot_resource_index(const WorkloadCache *cache, const char *name);
 
 /* Index of the row with this id in the cache's arrays, or -1. */

@@ -145,4 +145,4 @@ function makePages(db, config) {
   };
 }
 
-module.exports = { makePages, PageError };
+module.exports = { makePages, PageError, html };

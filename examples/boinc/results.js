@@ -28,7 +28,7 @@
 
 const { DatabaseError } = require('pg');
 const files = require('./files');
-const { isPermanent } = require('./db');
+const { isPermanent } = require('allot-common/database');
 
 // boinc.send_work's error: allot chose a job whose app version has no
 // executable here (schema.sql).
@@ -78,7 +78,11 @@ function makeResults(db, config) {
     'UPDATE boinc.result SET reported_at = now(), outcome = $2, detail = $3 WHERE name = $1 AND outcome IS NULL',
     [name, outcome, detail]);
 
-  // One reported result; returns whether to acknowledge it.
+  // One reported result.  Returns what came of it, for the volunteer's
+  // messages: {outcome, detail, checked} (checked: the front end, not the
+  // client, found the error), outcome 'unknown' for a result not sent to
+  // this host, 'again' for one closed before.  Every answer is acknowledged;
+  // a failure throws, and the client reports it again next time.
   async function report(hostId, rep) {
     const { rows } = await db.query(
       `SELECT r.name, r.job_id, r.sending, r.app_units, r.outcome IS NOT NULL AS closed,
@@ -90,9 +94,9 @@ function makeResults(db, config) {
     if (row === undefined) {
       // Not sent to this host: acknowledged, so that the client forgets it.
       log(`[HOST#${hostId}] report of unknown result ${rep.name}: acknowledged, ignored`);
-      return true;
+      return { outcome: 'unknown' };
     }
-    if (row.closed) return true;   // reported before (the ack got lost), or closed meanwhile
+    if (row.closed) return { outcome: 'again' };   // reported before (the ack got lost), or closed meanwhile
     const verdict = await judge(rep, row);
     const args = [hostId, row.job_id, verdict.outcome, row.app_units, row.sending];
     let call = 'SELECT allot.report_job($1, $2, $3, app_units => $4::float8, sending => $5::int';
@@ -102,6 +106,7 @@ function makeResults(db, config) {
     }
     call += ')::text AS reply';
     let outcome = verdict.outcome;
+    let detail = verdict.detail;
     try {
       await db.transaction(async (c) => {
         const { rows: [{ reply }] } = await c.query(call, args);
@@ -117,16 +122,21 @@ function makeResults(db, config) {
       // allot refuses it for good (a sending it has moved on from): record
       // why, and acknowledge, since sending it again cannot help.
       outcome = 'refused';
+      detail = err.message;
       await close(db, rep.name, 'refused', `${err.code}: ${err.message}`);
       log(`[HOST#${hostId}] reported ${rep.name} (job ${row.job_id}, sending ${row.sending ?? '-'}): ` +
           `refused by allot: ${err.code} ${err.message}`);
     }
     if (outcome !== 'success') await discard([row]);
-    return true;
+    // The client said it succeeded, and the front end found otherwise.
+    const checked = verdict.outcome === 'error' && rep.state === 5 && rep.exitStatus === 0;
+    return { outcome, detail, checked };
   }
 
   // The client's list against allot's (the module comment): closes what
-  // is lost or superseded, and returns {aborts, abortsIfNotStarted}.
+  // is lost or superseded, and returns {aborts: [{name, reason}],
+  // abortsIfNotStarted: [name], lost: [name]} (reason: why allot ended the
+  // sending, when it says; messages.js has general words otherwise).
   // Only this host's own sendings are ever closed: a name the client lists
   // that is not one of them changes nothing but its own reply.
   // sides: {open, current}, read before this request's reports
@@ -135,7 +145,7 @@ function makeResults(db, config) {
     // Without the list (the client sends one in every request, even when
     // empty) there is nothing to compare: what allot moved on from is
     // closed at a later request or by admin.js sweep.
-    if (!held.listed || sides === null) return { aborts: [], abortsIfNotStarted: [] };
+    if (!held.listed || sides === null) return { aborts: [], abortsIfNotStarted: [], lost: [] };
     const { open, current } = sides;
     const inProgress = new Map(current.map((j) => [String(j.job_id), j]));
     const nowSecs = Date.now() / 1000;
@@ -163,9 +173,15 @@ function makeResults(db, config) {
         abortsIfNotStarted.push(row.name);
       }
     }
-    const aborts = held.others.filter((name) => !alive.has(name)).slice(0, limits.maxResults);
+    // Hook: allot does not yet say why it ended a sending (issue 32, the
+    // core's half); when host_jobs or the row carries it (ended_reason),
+    // the volunteer is told that instead of messages.js's general words.
+    const reasons = new Map(open.filter((row) => row.ended_reason).map((row) => [row.name, row.ended_reason]));
+    const aborts = held.others.filter((name) => !alive.has(name)).slice(0, limits.maxResults)
+      .map((name) => ({ name, reason: reasons.get(name) }));
 
     const dead = [];
+    const reportedLost = [];
     for (const row of lost) {
       try {
         await db.transaction(async (c) => {
@@ -180,6 +196,7 @@ function makeResults(db, config) {
         superseded.push(row);   // allot moved on meanwhile
         continue;
       }
+      reportedLost.push(row.name);
       dead.push(row);
     }
     for (const row of superseded) {
@@ -188,7 +205,7 @@ function makeResults(db, config) {
       dead.push(row);
     }
     await discard(dead);
-    return { aborts, abortsIfNotStarted };
+    return { aborts, abortsIfNotStarted, lost: reportedLost };
   }
 
   // Workloads not asked for, per kind of host (platform and coprocessor

@@ -12,16 +12,21 @@
 //   5. the client's list of what it holds against allot's: lost sendings
 //      reported, sendings allot moved on from aborted (results.js);
 //   6. one allot.request_work for what the client asks;
-//   7. the reply: acks, aborts, jobs as BOINC workunits and results, credit.
+//   7. the reply: acks, aborts, jobs as BOINC workunits and results, credit,
+//      the account's preferences (resource share), its notices feed, and
+//      messages telling the volunteer what went wrong and why nothing was
+//      sent (messages.js).
 //
 // Each allot call runs in its own transaction, beside the front end's own
 // rows it concerns (docs/web-layer.md, "One call per transaction").
 
 const { DatabaseError } = require('pg');
 const xml = require('./xml');
-const { isPermanent, Unavailable } = require('./db');
+const { isPermanent, Unavailable } = require('allot-common/database');
 const { BadRequest } = require('./request');
-const { makeHosts } = require('./hosts');
+const { makeHosts, HostLimit } = require('./hosts');
+const { Busy } = require('./intake');
+const { Messages } = require('./messages');
 
 // ---------------------------------------------------------------------------
 // Replies.
@@ -37,7 +42,7 @@ function newReply(config) {
 function refusal(config, message, delaySecs) {
   const w = newReply(config);
   w.num('request_delay', delaySecs);
-  w.lines.push(`<message priority="notice">${xml.escape(message.replace(/[\u0000-\u001f\u007f]/g, '?'))}</message>`);
+  w.message('notice', message);
   return w.toString();
 }
 
@@ -47,8 +52,9 @@ const BAD_KEY_DELAY = 3600;
 
 // ---------------------------------------------------------------------------
 
-// results: results.js's, which the upload handler shares.
-function makeScheduler(db, results, config) {
+// results: results.js's, which the upload handler shares; notices:
+// notices.js's (the feed each reply names).
+function makeScheduler(db, results, notices, config) {
   const { log, limits } = config;
   const hosts = makeHosts(db, config);
 
@@ -214,10 +220,16 @@ function makeScheduler(db, results, config) {
   // rest.  Returns the reply's XML.
   async function handle(body, acct, authenticator) {
     let r;
+    let parsed;
     try {
-      r = await config.parser.read(body, limits);
+      parsed = await config.parser.read(body, limits, acct.id);
+      r = parsed.request;
       if (r.authenticator !== authenticator) throw new BadRequest('<authenticator> is not the one it begins with');
     } catch (err) {
+      if (err instanceof Busy) {
+        log(`refused a scheduler request of account ${acct.id} (${body.length} bytes): ${err.message}`);
+        return refusal(config, `The project is busy: ${err.message}; trying again soon.`, limits.maxRequestDelay);
+      }
       if (!(err instanceof BadRequest || err instanceof xml.XmlError)) throw err;
       log(`refused a scheduler request of account ${acct.id}: ${err.message}`);
       return refusal(config, `Bad scheduler request: ${err.message}`, limits.badRequestDelay);
@@ -226,6 +238,16 @@ function makeScheduler(db, results, config) {
     try {
       h = await hosts.identify(acct, r);
     } catch (err) {
+      if (err instanceof HostLimit) {
+        log(`refused a new host of account ${acct.id}: ${err.message}`);
+        return refusal(config, `No new computer for this account: ${err.message}.`, err.retrySecs);
+      }
+      // allot's limits per owner (allot.owner_max_hosts, and hosts made
+      // today), beside the front end's own.
+      if (err instanceof DatabaseError && err.code === '53400') {
+        log(`refused a new host of account ${acct.id}: ${err.message}`);
+        return refusal(config, `No new host for this account: ${err.message}`, limits.maxRequestDelay);
+      }
       // allot checks every figure again; one it refuses is this host's fault.
       if (!isPermanent(err)) throw err;
       log(`refused a scheduler request of account ${acct.id}: ${err.message}`);
@@ -234,9 +256,11 @@ function makeScheduler(db, results, config) {
     const tag = `[HOST#${h.hostId}]`;
 
     const acks = [];
+    const told = new Messages();
     for (const rep of r.results) {
       try {
-        if (await results.report(h.hostId, rep)) acks.push(rep.name);
+        told.report(rep.name, await results.report(h.hostId, rep));
+        acks.push(rep.name);
       } catch (err) {
         if (err instanceof Unavailable) throw err;
         // Not acknowledged: the client reports it again next time.
@@ -245,7 +269,9 @@ function makeScheduler(db, results, config) {
     }
 
     // Before any job is sent: a result sent in this reply is in no list yet.
-    const { aborts, abortsIfNotStarted } = await results.reconcile(h.hostId, r.held, h.sides ?? null);
+    const stops = await results.reconcile(h.hostId, r.held, h.sides ?? null);
+    const { aborts, abortsIfNotStarted } = stops;
+    told.stops(stops);
 
     const request = workRequest(r);
     let outcome = { reply: null, sent: [], credit: null };
@@ -273,6 +299,13 @@ function makeScheduler(db, results, config) {
     const d = delays(outcome.reply, outcome.sent.length);
     if (d.requestDelay !== undefined) w.num('request_delay', d.requestDelay);
     if (d.nextRpcDelay !== undefined) w.num('next_rpc_delay', d.nextRpcDelay);
+    if (request !== null) {
+      const asked = request.resources
+        ? Object.keys(request.resources).filter((k) => request.resources[k].req_secs > 0 || request.resources[k].req_instances > 0)
+        : ['cpu'];
+      told.backoffs(outcome.reply, new Set(asked), d);
+    }
+    const messages = told.write(w);
     w.el('userid', acct.id).el('user_name', acct.name)
       .num('user_total_credit', user.total).num('user_expavg_credit', user.expavg)
       .el('user_create_time', acct.created);
@@ -282,8 +315,13 @@ function makeScheduler(db, results, config) {
     if (r.hostid !== h.hostId) w.el('hostid', h.hostId);
     w.num('host_total_credit', mine.total).num('host_expavg_credit', mine.expavg)
       .el('host_create_time', h.createdAt);
+    // The volunteer's preferences: the client takes its resource share
+    // from them (client/cs_account.cpp).
+    w.open('project_preferences').num('resource_share', Number(acct.resource_share ?? 100)).close('project_preferences');
+    w.open('rss_feeds').open('rss_feed').el('url', notices.feedUrl(acct.id)).num('poll_interval', notices.pollSecs)
+      .close('rss_feed').close('rss_feeds');
     for (const name of acks) w.open('result_ack').el('name', name).close('result_ack');
-    for (const name of aborts) w.open('result_abort').el('name', name).close('result_abort');
+    for (const { name } of aborts) w.open('result_abort').el('name', name).close('result_abort');
     for (const name of abortsIfNotStarted) {
       w.open('result_abort_if_not_started').el('name', name).close('result_abort_if_not_started');
     }
@@ -293,12 +331,13 @@ function makeScheduler(db, results, config) {
     const asked = request === null ? 'nothing' : JSON.stringify(request);
     const statuses = outcome.reply ? JSON.stringify(outcome.reply.resources) : '-';
     const how = h.created ? ' (new host)' : h.reattached ? ' (host attached again)' : '';
-    const stops = [...aborts, ...abortsIfNotStarted.map((name) => `${name} (if not started)`)];
-    log(`${tag} scheduler request${how}: ${r.results.length} reported, ${acks.length} acked, ` +
-        `${r.held.others.length} listed, aborts ${stops.join(' ') || 'none'}; asked ${asked}; allot: ${statuses}; sent ` +
+    const stopped = [...aborts.map((a) => a.name), ...abortsIfNotStarted.map((name) => `${name} (if not started)`)];
+    log(`${tag} scheduler request${how}: ${parsed.bytes} bytes parsed ${parsed.parsedBy === 'worker' ? 'in the worker thread' : 'inline'} ` +
+        `(${parsed.ms.toFixed(1)} ms); ${r.results.length} reported, ${acks.length} acked, ` +
+        `${r.held.others.length} listed, aborts ${stopped.join(' ') || 'none'}; asked ${asked}; allot: ${statuses}; sent ` +
         `${outcome.sent.map((s) => `job ${s.job.job_id} as ${s.name} (est ${s.job.est_secs.toFixed(1)} s)`).join(', ') || 'nothing'}; ` +
         `request_delay ${d.requestDelay ?? '-'}, next_rpc_delay ${d.nextRpcDelay ?? '-'}; ` +
-        `host credit ${mine.total.toFixed(6)}, user credit ${user.total.toFixed(6)}`);
+        `host credit ${mine.total.toFixed(6)}, user credit ${user.total.toFixed(6)}; ${messages} message(s)`);
     return w.toString();
   }
 

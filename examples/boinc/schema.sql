@@ -20,6 +20,12 @@ ALTER TABLE boinc.account
     -- which statistics sites match across projects.
     ADD COLUMN IF NOT EXISTS cross_project_id text NOT NULL
         DEFAULT replace(gen_random_uuid()::text, '-', '') CHECK (cross_project_id ~ '^[0-9a-f]{32}$');
+-- What the volunteer chose (the preferences page, an account manager's
+-- am_set_info.php): the project's share of her computers, sent to each of
+-- them as <project_preferences> (BOINC's default 100).
+ALTER TABLE boinc.account
+    ADD COLUMN IF NOT EXISTS resource_share double precision NOT NULL DEFAULT 100
+        CHECK (resource_share >= 0 AND resource_share <= 1e6);
 COMMENT ON TABLE boinc.account IS 'Volunteer accounts; a client names its account by one of its keys (boinc.account_key)';
 
 -- An account's keys (BOINC's authenticators): 128 random bits each, given
@@ -37,6 +43,45 @@ CREATE TABLE IF NOT EXISTS boinc.account_key (
 );
 CREATE INDEX IF NOT EXISTS account_key_account_idx ON boinc.account_key (account_id);
 COMMENT ON TABLE boinc.account_key IS 'The SHA-256 of each key (authenticator) of an account, and when it was last used';
+
+-- Web sessions (web_pages.js): a browser that logged in with the password
+-- holds a cookie of 128 random bits; only its SHA-256 is kept, with the
+-- token its forms must carry (against cross-site requests).  A session
+-- lasts SESSION_SECS from the login; a password reset ends them all.
+CREATE TABLE IF NOT EXISTS boinc.web_session (
+    key_sha256 bytea PRIMARY KEY CHECK (length(key_sha256) = 32),
+    account_id bigint NOT NULL REFERENCES boinc.account ON DELETE CASCADE,
+    form_token text NOT NULL CHECK (form_token ~ '^[0-9a-f]{32}$'),
+    created_at timestamptz NOT NULL DEFAULT now(),
+    expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS web_session_account_idx ON boinc.web_session (account_id);
+COMMENT ON TABLE boinc.web_session IS 'Logins of the web pages: the SHA-256 of each session cookie, its account and its form token';
+
+-- Password resets: one token per account (128 random bits, kept as their
+-- SHA-256), mailed by the operator's MAIL_COMMAND, valid for an hour, used
+-- once.
+CREATE TABLE IF NOT EXISTS boinc.password_reset (
+    token_sha256 bytea NOT NULL UNIQUE CHECK (length(token_sha256) = 32),
+    account_id   bigint PRIMARY KEY REFERENCES boinc.account ON DELETE CASCADE,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    expires_at   timestamptz NOT NULL
+);
+COMMENT ON TABLE boinc.password_reset IS 'The SHA-256 of the password reset token last mailed to each account, and until when it is good';
+
+-- Notices, as the client reads them (notices.php, RSS): the project's news
+-- (account_id NULL, posted with admin.js notice) and an account's own (its
+-- password or email address changed).  Clients show those of the last 30
+-- days.
+CREATE TABLE IF NOT EXISTS boinc.notice (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    account_id bigint REFERENCES boinc.account ON DELETE CASCADE,
+    title      text NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+    body       text NOT NULL CHECK (length(body) BETWEEN 1 AND 4000),
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS notice_account_idx ON boinc.notice (account_id, created_at);
+COMMENT ON TABLE boinc.notice IS 'Notices for the clients: the project''s news (no account) and each account''s own';
 
 -- The front end before issue 21 kept one key per account, in the account.
 DO $$
@@ -171,10 +216,14 @@ COMMENT ON TABLE boinc.output_file IS 'Output files of results: upload names, si
 -- also both sides of the client's list (results.js reconcile): the host's
 -- results the front end has not closed, and the sendings allot has in
 -- progress on it (allot.host_jobs).
+-- The host belongs to allot owner p_owner (its account); a host that had
+-- no owner in allot (registered before owners) is given it, and keeps
+-- working without one if that would pass the account's limit.
+DROP FUNCTION IF EXISTS boinc.contact(bigint, bigint, text, text, text, text[], int, double precision, jsonb, boolean);
 CREATE OR REPLACE FUNCTION boinc.contact(
         p_host bigint, p_account bigint, p_stated text,
         p_name text, p_os text, p_cpu_flags text[], p_threads int, p_cpu_flops double precision, p_coprocs jsonb,
-        p_compare boolean)
+        p_compare boolean, p_owner text)
     RETURNS TABLE (created bigint, registered boolean, open json, current json)
     LANGUAGE plpgsql VOLATILE
 AS $$
@@ -188,7 +237,11 @@ BEGIN
     END IF;
     registered := was IS DISTINCT FROM p_stated;
     IF registered THEN
-        PERFORM allot.register_host(p_host, p_name, p_os, p_cpu_flags, p_threads, p_cpu_flops, p_coprocs);
+        BEGIN
+            PERFORM allot.register_host(p_host, p_name, p_os, p_cpu_flags, p_threads, p_cpu_flops, p_coprocs, p_owner);
+        EXCEPTION WHEN configuration_limit_exceeded THEN
+            PERFORM allot.register_host(p_host, p_name, p_os, p_cpu_flags, p_threads, p_cpu_flops, p_coprocs);
+        END;
         UPDATE boinc.host SET stated = p_stated WHERE host_id = p_host;
     END IF;
     IF p_compare THEN
@@ -252,6 +305,8 @@ BEGIN
     IF jsonb_array_length(coalesce(reply -> 'jobs', '[]')) > 0 THEN
         WITH job AS MATERIALIZED (
             SELECT (j ->> 'job_id')::bigint AS job_id, (j ->> 'sending')::int AS sending,
+                   -- a replica's workunit is its job's
+                   coalesce((j ->> 'replica_of')::bigint, (j ->> 'job_id')::bigint) AS workunit_id,
                    (j ->> 'workload_id')::bigint AS workload_id,
                    (j ->> 'app_version_id')::bigint AS app_version_id,
                    coalesce((j ->> 'predicted_app_units')::double precision, 1) AS app_units,
@@ -277,7 +332,7 @@ BEGIN
                array_agg(DISTINCT named.app_version_id) FILTER (WHERE named.version IS NULL),
                array_agg(DISTINCT named.workload_id) FILTER (WHERE named.version IS NULL)
           INTO names, command_lines, versions, missing, workloads
-          FROM named LEFT JOIN boinc.workunit w ON w.job_id = named.job_id;
+          FROM named LEFT JOIN boinc.workunit w ON w.job_id = named.workunit_id;
         IF missing IS NOT NULL THEN
             -- Undoes allot's choice and the rows above: the whole call fails.
             RAISE EXCEPTION 'allot app version(s) % have no executable', array_to_string(missing, ', ')

@@ -1,8 +1,10 @@
 'use strict';
 // A BOINC project served by allot: the master page, the scheduler, file
-// downloads and the upload handler, the pages volunteers' tools call, the
-// statistics exports and the farm's status page, in one process over one
-// connection pool.  Settings come from the environment:
+// downloads and the upload handler, the pages volunteers' tools and account
+// managers call, the volunteers' own pages (login, preferences, password
+// reset), their notices, the statistics exports and the farm's status page,
+// in one process over one connection pool.  Settings come from the
+// environment:
 //
 //   PORT=8081 HOST=127.0.0.1 URL=http://boinc.example.org/ DATA_DIR=/srv/boinc \
 //   PROJECT_NAME='My project' PGDATABASE=farm PGUSER=boinc_web node server.js
@@ -16,12 +18,16 @@
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
-const { Pool } = require('pg');
-const { makeDb, Unavailable } = require('./db');
+const { makePool, makeDb, Unavailable } = require('allot-common/database');
+const { log, serve, readBody, BodyError } = require('allot-common/http_server');
+const { envInt, orExit } = require('allot-common/settings');
 const { makeScheduler } = require('./scheduler');
 const { makeAccounts } = require('./accounts');
 const { makeResults } = require('./results');
-const { makeWebRpc } = require('./web_rpc');
+const { makeWebRpc, makeGuard } = require('./web_rpc');
+const { makeWebPages } = require('./web_pages');
+const { makeNotices } = require('./notices');
+const { makeMail } = require('./mail');
 const { makePages, PageError } = require('./pages');
 const { makeStats } = require('./stats');
 const files = require('./files');
@@ -29,22 +35,7 @@ const intake = require('./intake');
 const signing = require('./signing');
 const xml = require('./xml');
 // The farm's status page (GET /status) is examples/web's.
-const status = require('../web/status');
-
-function envInt(name, fallback) {
-  const text = process.env[name];
-  if (text === undefined || text === '') return fallback;
-  if (!/^[0-9]{1,12}$/.test(text)) {
-    console.error(`${name} must be a non-negative integer, not ${JSON.stringify(text)}`);
-    process.exit(2);
-  }
-  return Number(text);
-}
-
-// One line per event; control characters a client slipped into a message
-// are shown escaped, never written raw into the log.
-const log = (line) => console.log(`${new Date().toISOString()} ${line.replace(/[\u0000-\u001f\u007f]/g,
-  (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}`);
+const status = require('allot-web/status');
 
 const port = envInt('PORT', 8081);
 const host = process.env.HOST || '127.0.0.1';
@@ -70,6 +61,9 @@ const limits = {
   // How long a workload whose app version has no executable is not asked
   // for, per kind of host (results.js).
   excludeSecs: envInt('NO_EXECUTABLE_RETRY_SECS', 60),
+  // Hosts an account may have, and make in a day (hosts.js); 0: no limit.
+  maxHostsPerAccount: envInt('MAX_HOSTS_PER_ACCOUNT', 100),
+  newHostsPerDay: envInt('NEW_HOSTS_PER_DAY', 10),
 };
 
 let codeSignKey;
@@ -81,15 +75,12 @@ try {
 }
 for (const dir of [files.downloadDir(dataDir), files.uploadDir(dataDir)]) fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
 
-const pool = new Pool({
-  max: envInt('PG_POOL_SIZE', 10),
-  fallback_application_name: 'allot-boinc',
-  connectionTimeoutMillis: 5000,
-  statement_timeout: envInt('PG_STATEMENT_TIMEOUT_MS', 30000),
-});
-pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
+const pool = makePool('allot-boinc', { statementTimeoutMs: 30000, log });
 const db = makeDb(pool, log);
-const parser = intake.makeParser({ parseMs: envInt('PARSE_TIMEOUT_MS', 5000) });
+const parser = intake.makeParser({
+  parseMs: envInt('PARSE_TIMEOUT_MS', 5000),
+  inlineBytes: envInt('INLINE_PARSE_BYTES', intake.INLINE_PARSE_BYTES),
+});
 const config = { baseUrl, projectName, dataDir, codeSignKey, limits, log, parser };
 const accounts = makeAccounts(db, {
   maxKeys: envInt('MAX_KEYS_PER_ACCOUNT', 20),
@@ -98,24 +89,22 @@ const accounts = makeAccounts(db, {
   cacheSize: envInt('ACCOUNT_KEY_CACHE', 10000),
 });
 const results = makeResults(db, config);
-const scheduler = makeScheduler(db, results, config);
+const notices = makeNotices(db, { ...config, noticePollSecs: envInt('NOTICE_POLL_SECS', 3600) });
+const scheduler = makeScheduler(db, results, notices, config);
+const guard = makeGuard({ passwordTries: envInt('PASSWORD_TRIES_PER_MINUTE', 10) });
 const webRpc = makeWebRpc(db, accounts, {
   ...config,
+  guard,
   accountCreation: (process.env.ACCOUNT_CREATION || 'closed') === 'open',
-  passwordTries: envInt('PASSWORD_TRIES_PER_MINUTE', 10),
 });
+const mail = makeMail({ command: process.env.MAIL_COMMAND || '', from: process.env.MAIL_FROM || '', log,
+  timeoutMs: envInt('MAIL_TIMEOUT_MS', 30000) });
+const webPages = makeWebPages(db, accounts, { ...config, guard, mail, sessionSecs: envInt('SESSION_SECS', 86400) });
 const pages = makePages(db, config);
 const stats = makeStats(db, { ...config, maxAgeSecs: envInt('STATS_MAX_AGE', 3600) });
 // The farm's status page when STATUS_PGUSER is set (examples/web/status.js);
 // a bad STATUS_* setting stops the server, as a bad number does.
-const statusPage = (() => {
-  try {
-    return status.fromEnv(process.env, log);
-  } catch (err) {
-    console.error(err.message);
-    return process.exit(2);
-  }
-})();
+const statusPage = orExit(() => status.fromEnv(process.env, log));
 
 // The master page: clients look in it, line by line, for the scheduler.
 const masterPage = `<!DOCTYPE html>
@@ -155,9 +144,11 @@ async function schedule(req, res) {
   const acct = who === null ? null : await accounts.identify(who.authenticator);
   if (acct === null) {
     intake.discard(req, pre, maxRequestBytes);
+    // How many of its bytes were looked at: the rest is dropped unread.
+    const seen = `examined ${intake.examined(pre)} of its bytes, the rest dropped unread`;
     log(who === null
-      ? `refused a scheduler request: no <authenticator> in its first ${intake.PREAMBLE_BYTES} bytes`
-      : `refused a scheduler request: unknown authenticator (hostid ${who.hostid})`);
+      ? `refused a scheduler request: no <authenticator> in its first ${intake.PREAMBLE_BYTES} bytes; ${seen}`
+      : `refused a scheduler request: unknown authenticator (hostid ${who.hostid}); ${seen}`);
     send(res, 200, 'text/xml', who === null
       ? scheduler.refuse.bad(`no <authenticator> in its first ${intake.PREAMBLE_BYTES} bytes`)
       : scheduler.refuse.unknown(), { Connection: 'close' });
@@ -178,30 +169,48 @@ async function schedule(req, res) {
         : new HttpError(400, 'the request body was cut off');
     });
     // The client says x-www-form-urlencoded; the body is the raw XML.
-    send(res, 200, 'text/xml', await scheduler.handle(new TextDecoder('utf-8').decode(body), acct, who.authenticator));
+    send(res, 200, 'text/xml', await scheduler.handle(body, acct, who.authenticator));
   } finally {
     inProgress.delete(key);
   }
 }
 
-let closing = false;
-
-// The pages that answer GET with a query (web_rpc.js, pages.js).
+// The pages that answer GET with a query (web_rpc.js, notices.js, pages.js).
+const asXml = (body) => ({ type: 'text/xml', body });
 const queryPages = {
-  '/get_project_config.php': () => webRpc.projectConfig().then((body) => ({ type: 'text/xml', body })),
-  '/lookup_account.php': (req, params) => webRpc.lookupAccount(req, params).then((body) => ({ type: 'text/xml', body })),
-  '/create_account.php': (req, params) => webRpc.createAccount(req, params).then((body) => ({ type: 'text/xml', body })),
+  '/get_project_config.php': () => webRpc.projectConfig().then(asXml),
+  '/lookup_account.php': (req, params) => webRpc.lookupAccount(req, params).then(asXml),
+  '/create_account.php': (req, params) => webRpc.createAccount(req, params).then(asXml),
+  '/am_get_info.php': (req, params) => webRpc.amGetInfo(req, params).then(asXml),
+  '/notices.php': (req, params) => notices.feed(params).then((body) => ({ type: 'application/xml', body })),
   '/server_status.php': (req, params) => pages.serverStatus(params),
   '/show_user.php': (req, params) => pages.showUser(params),
   '/show_host_detail.php': (req, params) => pages.showHost(params),
 };
 
+// Headers of every page: nothing is loaded or run, a form posts only here.
+const PAGE_HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+};
+
+// A page's parameters: the query of a GET, the form of a POST (at most
+// 64 KiB, application/x-www-form-urlencoded).
+async function params(req) {
+  if (req.method !== 'POST') return new URL(req.url, 'http://query.invalid').searchParams;
+  const type = (req.headers['content-type'] ?? '').split(';', 1)[0].trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') {
+    throw new HttpError(415, 'a form must be application/x-www-form-urlencoded');
+  }
+  const body = await readBody(req, 65536).catch((err) => {
+    throw err instanceof BodyError ? new HttpError(err.status, err.message, err.headers) : err;
+  });
+  return new URLSearchParams(body.toString('utf8'));
+}
+
 async function handle(req, res) {
-  const started = process.hrtime.bigint();
-  // Only the path is logged: a query may hold a password's hash.
   const urlPath = req.url.split('?', 1)[0];
   try {
-    if (closing) res.setHeader('Connection', 'close');
     const route = (methods) => {
       if (!methods.includes(req.method)) {
         throw new HttpError(405, `${urlPath} takes ${methods.join(', ')}`, { Allow: methods.join(', ') });
@@ -222,7 +231,15 @@ async function handle(req, res) {
     } else if (Object.hasOwn(queryPages, urlPath)) {
       route(['GET']);
       const { type, body } = await queryPages[urlPath](req, new URL(req.url, 'http://query.invalid').searchParams);
-      send(res, 200, type, body, { 'Content-Security-Policy': "default-src 'none'", 'X-Content-Type-Options': 'nosniff' });
+      send(res, 200, type, body, PAGE_HEADERS);
+    } else if (urlPath === '/am_set_info.php') {
+      // BOINC's takes its parameters from the query or a posted form.
+      route(['GET', 'POST']);
+      send(res, 200, 'text/xml', await webRpc.amSetInfo(req, await params(req)), PAGE_HEADERS);
+    } else if (webPages.methods(urlPath).length > 0) {
+      route(webPages.methods(urlPath));
+      const { status, type, body, headers = {} } = await webPages.answer(req, urlPath, await params(req));
+      send(res, status, type, body, { ...PAGE_HEADERS, ...headers });
     } else if (urlPath.startsWith('/stats/')) {
       route(['GET', 'HEAD']);
       if (!await stats.serve(req, res, urlPath.slice('/stats/'.length))) throw new HttpError(404, 'no such file');
@@ -243,41 +260,19 @@ async function handle(req, res) {
       send(res, status, 'text/plain', `${told ? err.message : http.STATUS_CODES[status]}\n`, headers);
     }
   }
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  log(`${req.method} ${urlPath.slice(0, 200)} ${res.statusCode} ${ms.toFixed(1)} ms`);
 }
 
 async function start() {
   // The front end's own tables, created by the login that owns schema boinc.
   await pool.query(fs.readFileSync(path.join(__dirname, 'schema.sql'), 'utf8'));
-  const server = http.createServer({ requestTimeout: 120000, headersTimeout: 10000 },
-    statusPage ? statusPage.wrap(handle) : handle);
-  server.on('error', (err) => {
-    console.error(`cannot serve on ${host}:${port}: ${err.message}`);
-    process.exit(1);
-  });
-  server.listen(port, host, () => log(`serving ${projectName} at ${baseUrl} (listening on ${host}:${port}, data in ${dataDir})`));
-
-  let stopping = false;
-  const shutdown = (signal) => {
-    if (stopping) return;
-    stopping = true;
-    closing = true;
-    log(`${signal}: no new connections; finishing requests in flight`);
-    server.close(async () => {
+  serve(statusPage ? statusPage.wrap(handle) : handle, {
+    host, port, requestTimeout: 120000, headersTimeout: 10000, graceMs: shutdownGraceMs,
+    announce: () => `serving ${projectName} at ${baseUrl} (listening on ${host}:${port}, data in ${dataDir})`,
+    release: async () => {
       parser.close();
       await Promise.all([pool.end(), statusPage?.end()]);
-      log('stopped');
-      process.exit(0);
-    });
-    server.closeIdleConnections();
-    setTimeout(() => {
-      log(`requests still running after ${shutdownGraceMs} ms; exiting`);
-      process.exit(1);
-    }, shutdownGraceMs).unref();
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+    },
+  });
 }
 
 start().catch((err) => {

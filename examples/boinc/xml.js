@@ -87,6 +87,13 @@ class Writer {
     return this;
   }
 
+  // A message for the volunteer (scheduler replies): priority "notice" or
+  // "low".  Control characters are shown as "?".
+  message(priority, text) {
+    this.lines.push(`<message priority="${escape(priority)}">${escape(String(text).replace(/[\u0000-\u001f\u007f]/g, '?'))}</message>`);
+    return this;
+  }
+
   // Text already in BOINC's own format (a key or signature in hex lines).
   block(name, text) {
     if (/[<&]/.test(text)) throw new Error(`${name} must not contain markup`);

@@ -1,15 +1,18 @@
 'use strict';
-// Reads large scheduler requests off the event loop (intake.js): the XML in,
-// what request.js reads of it (or why it is refused) out, so that only a
-// small object comes back across the thread.
+// Reads large scheduler requests off the event loop (intake.js): the bytes
+// in (decoded here, not on the event loop), what request.js reads of them
+// (or why they are refused) out, so that only a small object comes back
+// across the thread.
 
 const { parentPort } = require('node:worker_threads');
 const xml = require('./xml');
 const { readRequest, BadRequest } = require('./request');
 
-parentPort.on('message', ({ text, limits }) => {
+const decoder = new TextDecoder('utf-8');
+
+parentPort.on('message', ({ bytes, limits }) => {
   try {
-    parentPort.postMessage({ request: readRequest(xml.parse(text), limits) });
+    parentPort.postMessage({ request: readRequest(xml.parse(decoder.decode(bytes)), limits) });
   } catch (err) {
     parentPort.postMessage({
       error: err instanceof BadRequest || err instanceof xml.XmlError ? err.message : `malformed XML: ${err.message}`,

@@ -4,10 +4,13 @@
 // operator setup.sql was run by (a member of allot_admin); DATA_DIR as for
 // server.js.
 //
-//   node admin.js add-user NAME [--password-stdin]     an account; prints a new password unless given one
+//   node admin.js add-user NAME [--password-stdin] [--approver | --operator]
+//                                                      an account; prints a new password unless given one
+//   node admin.js set-role NAME developer|approver|operator    what the account may do on the web site
+//   node admin.js enable-user NAME                     it may log in, create tests, and run workers
 //   node admin.js disable-user NAME                    its workers are refused from their next call
 //   node admin.js add-engine NAME --compilers 'gcc>=10,clang>=14' [--path src] [--cpuflags POPCNT,BMI2]
-//                 [--systems Linux,Windows] [--private] [--nps N]
+//                 [--systems Linux,Windows] [--private] [--nps N] [--repo URL]
 //   node admin.js add-book NAME --source URL (--sha256 HEX | --file PATH)
 //   node admin.js add-network --engine E --name N --file PATH
 //   node admin.js create-test --dev-source URL --dev-sha SHA --dev-bench N
@@ -20,94 +23,27 @@
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const { Client } = require('pg');
+const { DatabaseError } = require('pg');
+const {
+  UsageError, Refused, options, need, number, list, readOptionFile, withDb: connect, transaction, run,
+} = require('allot-common/admin');
 const { newHashRow } = require('./secrets');
-const { llrBounds } = require('./sprt');
 const { networkPath } = require('./networks');
+const spec = require('./test_spec');
 
 const dataDir = path.resolve(process.env.DATA_DIR || 'data');
-
-class UsageError extends Error {}
 
 const WORD = /^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$/;
 const URL_PATTERN = /^https?:\/\/[^\s]{1,2000}$/;
 
-// --name value pairs, and the flags in `flags` alone.
-function options(args, known, flags = []) {
-  const out = {};
-  for (let i = 0; i < args.length; i++) {
-    const name = args[i].replace(/^--/, '');
-    if (!args[i].startsWith('--') || !(known.includes(name) || flags.includes(name)) || name in out) {
-      throw new UsageError(`unexpected argument ${JSON.stringify(args[i])}`);
-    }
-    if (flags.includes(name)) {
-      out[name] = true;
-    } else {
-      if (i + 1 >= args.length) throw new UsageError(`--${name} needs a value`);
-      out[name] = args[++i];
-    }
-  }
-  return out;
-}
+const withDb = (fn) => connect('allot-openbench-admin', fn);
 
-function need(o, name, pattern, what) {
-  const v = o[name];
-  if (v === undefined) throw new UsageError(`--${name} is required`);
-  if (!pattern.test(v)) throw new UsageError(`--${name} must be ${what}, not ${JSON.stringify(v)}`);
-  return v;
-}
-
-function number(v, name, min, max, { integer = false } = {}) {
-  const x = Number(v);
-  if (v === undefined || v === '' || !Number.isFinite(x) || x < min || x > max || (integer && !Number.isInteger(x))) {
-    throw new UsageError(`--${name} must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}, not ${JSON.stringify(v)}`);
-  }
-  return x;
-}
-
-const list = (v) => (v === undefined || v === '' ? [] : v.split(',').map((s) => s.trim()));
-
-// OpenBench's time controls, written its way: N=, D=, MT= (nodes, depth,
-// movetime), or [moves/]base[+increment] in seconds.
-function timeControl(text, name) {
-  const fixed = /^(N|NODES|D|DEPTH|MT|MOVETIME)=([0-9]{1,12})$/i.exec(text ?? '');
-  if (fixed) {
-    const mode = { N: 'N', NODES: 'N', D: 'D', DEPTH: 'D', MT: 'MT', MOVETIME: 'MT' }[fixed[1].toUpperCase()];
-    return `${mode}=${Number(fixed[2])}`;
-  }
-  const clock = /^(?:([0-9]{1,4})\/)?([0-9]{1,6}(?:\.[0-9]+)?)(?:\+([0-9]{1,6}(?:\.[0-9]+)?))?$/.exec(text ?? '');
-  if (!clock) throw new UsageError(`--${name} must be N=nodes, D=depth, MT=ms or [moves/]seconds[+increment], not ${JSON.stringify(text)}`);
-  const [, moves, base, inc] = clock;
-  const fischer = `${Number(base).toFixed(1)}+${Number(inc ?? 0).toFixed(2)}`;
-  return moves === undefined ? fischer : `${Number(moves)}/${fischer}`;
-}
-const fixedDepthOrNodes = (tc) => /^(N|D)=/.test(tc);
-
-// OpenBench reads an engine's threads from its options: Threads=N.
-function threadsOf(opts, name) {
-  const m = /(?:^|\s)Threads=([0-9]{1,4})(?:\s|$)/.exec(opts);
-  if (!m || Number(m[1]) < 1) throw new UsageError(`--${name} must set Threads=N (e.g. "Threads=1 Hash=16")`);
-  return Number(m[1]);
-}
-
-async function withDb(fn) {
-  const db = new Client({ application_name: 'allot-openbench-admin' });
-  await db.connect();
+// A test_spec check, its SpecError told as a mistake in the command line.
+function checked(fn, ...args) {
   try {
-    return await fn(db);
-  } finally {
-    await db.end();
-  }
-}
-
-async function transaction(db, fn) {
-  await db.query('BEGIN');
-  try {
-    const result = await fn();
-    await db.query('COMMIT');
-    return result;
+    return fn(...args);
   } catch (err) {
-    await db.query('ROLLBACK');
+    if (err instanceof spec.SpecError) throw new UsageError(err.message);
     throw err;
   }
 }
@@ -137,22 +73,51 @@ const TEST_OPTIONS = [
 const commands = {
   async 'add-user'([name, ...rest]) {
     if (!name || !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name)) {
-      throw new UsageError('usage: add-user NAME [--password-stdin]   (NAME: letters, digits and "_.-")');
+      throw new UsageError('usage: add-user NAME [--password-stdin] [--approver | --operator]   (NAME: letters, digits and "_.-")');
     }
-    const o = options(rest, [], ['password-stdin']);
+    const o = options(rest, [], ['password-stdin', 'approver', 'operator']);
+    if (o.approver && o.operator) throw new UsageError('give one of --approver and --operator (an operator approves too)');
     const password = o['password-stdin'] ? await readStdinLine() : crypto.randomBytes(18).toString('base64url');
     if (password.length < 8 || password.length > 1024) throw new UsageError('a password has 8 to 1024 characters');
     const h = await newHashRow(password);
-    await withDb((db) => db.query(
-      `INSERT INTO openbench.account (name, salt, hash, scrypt_n, scrypt_r, scrypt_p) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [name, h.salt, h.hash, h.scrypt_n, h.scrypt_r, h.scrypt_p]));
-    console.log(`account ${name}`);
+    const { rowCount } = await withDb((db) => db.query(
+      `INSERT INTO openbench.account (name, salt, hash, scrypt_n, scrypt_r, scrypt_p, approver, operator)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (name) DO NOTHING`,
+      [name, h.salt, h.hash, h.scrypt_n, h.scrypt_r, h.scrypt_p, o.approver === true, o.operator === true]));
+    if (rowCount === 0) throw new Refused(`an account named ${JSON.stringify(name)} already exists: its password is unchanged`);
+    console.log(`account ${name}${o.operator ? ', an operator' : o.approver ? ', an approver' : ''}`);
     if (!o['password-stdin']) console.log(`its password, shown only now:\n${password}`);
+  },
+
+  // What an account may do on the web site: a developer creates tests and
+  // acts on its own, an approver approves and acts on anyone's, an
+  // operator also enables accounts and makes approvers there.
+  async 'set-role'([name, role, ...rest]) {
+    const roles = { developer: [false, false], approver: [true, false], operator: [false, true] };
+    if (!name || !Object.hasOwn(roles, role ?? '') || rest.length) {
+      throw new UsageError('usage: set-role NAME developer|approver|operator');
+    }
+    const { rowCount } = await withDb((db) => db.query(
+      'UPDATE openbench.account SET approver = $2, operator = $3 WHERE name = $1', [name, ...roles[role]]));
+    if (rowCount === 0) throw new UsageError(`no account ${JSON.stringify(name)}`);
+    console.log(`account ${name}: ${role}`);
+  },
+
+  async 'enable-user'([name, ...rest]) {
+    if (!name || rest.length) throw new UsageError('usage: enable-user NAME');
+    const { rowCount } = await withDb((db) => db.query('UPDATE openbench.account SET enabled = true WHERE name = $1', [name]));
+    if (rowCount === 0) throw new UsageError(`no account ${JSON.stringify(name)}`);
+    console.log(`account ${name} enabled`);
   },
 
   async 'disable-user'([name, ...rest]) {
     if (!name || rest.length) throw new UsageError('usage: disable-user NAME');
-    const { rowCount } = await withDb((db) => db.query('UPDATE openbench.account SET enabled = false WHERE name = $1', [name]));
+    const { rowCount } = await withDb((db) => transaction(db, async () => {
+      const r = await db.query('UPDATE openbench.account SET enabled = false WHERE name = $1 RETURNING id', [name]);
+      // its browsers are logged out too
+      if (r.rowCount) await db.query('DELETE FROM openbench.session WHERE account_id = $1', [r.rows[0].id]);
+      return r;
+    }));
     if (rowCount === 0) throw new UsageError(`no account ${JSON.stringify(name)}`);
     console.log(`account ${name} disabled`);
   },
@@ -161,7 +126,10 @@ const commands = {
   // what a host needs for it (allot.engine, checked by assign_workload).
   async 'add-engine'([name, ...rest]) {
     if (!name || !WORD.test(name)) throw new UsageError('usage: add-engine NAME --compilers LIST [...]');
-    const o = options(rest, ['compilers', 'path', 'cpuflags', 'systems', 'nps'], ['private']);
+    const o = options(rest, ['compilers', 'path', 'cpuflags', 'systems', 'nps', 'repo'], ['private']);
+    if (o.repo !== undefined && !/^(https?|git):\/\/[^\s]{1,2000}$/.test(o.repo)) {
+      throw new UsageError(`--repo must be the URL of the engine's repository (https://github.com/OWNER/REPO), not ${JSON.stringify(o.repo)}`);
+    }
     const compilers = list(o.compilers);
     if (compilers.length === 0 || !compilers.every((c) => /^[^\s<>=]+(>=[0-9]+(\.[0-9]+)*)?$/.test(c))) {
       throw new UsageError('--compilers: a list such as "gcc>=10,clang>=14" (a name, optionally >= a version)');
@@ -175,12 +143,12 @@ const commands = {
     const private_ = o.private === true;
     await withDb((db) => transaction(db, async () => {
       await db.query(
-        `INSERT INTO openbench.engine (name, build_path, compilers, cpuflags, systems, private, scale_nps)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+        `INSERT INTO openbench.engine (name, build_path, compilers, cpuflags, systems, private, scale_nps, repository)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
          ON CONFLICT (name) DO UPDATE SET build_path = excluded.build_path, compilers = excluded.compilers,
              cpuflags = excluded.cpuflags, systems = excluded.systems, private = excluded.private,
-             scale_nps = excluded.scale_nps`,
-        [name, o.path ?? '', compilers, cpuflags, systems, private_, nps]);
+             scale_nps = excluded.scale_nps, repository = excluded.repository`,
+        [name, o.path ?? '', compilers, cpuflags, systems, private_, nps, o.repo ?? null]);
       await db.query(
         `INSERT INTO allot.engine (name, systems, cpu_flags, compilers, private) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (name) DO UPDATE SET systems = excluded.systems, cpu_flags = excluded.cpu_flags,
@@ -199,7 +167,7 @@ const commands = {
     const source = need(o, 'source', URL_PATTERN, 'an http(s) URL of a zip holding the book');
     if ((o.sha256 === undefined) === (o.file === undefined)) throw new UsageError('give one of --sha256 and --file');
     const sha256 = o.file !== undefined
-      ? crypto.createHash('sha256').update(fs.readFileSync(o.file)).digest('hex')
+      ? crypto.createHash('sha256').update(readOptionFile(o.file, 'file')).digest('hex')
       : need(o, 'sha256', /^[0-9a-fA-F]{64}$/, 'a sha256 in hex').toLowerCase();
     await withDb((db) => db.query(
       `INSERT INTO openbench.book (name, sha256, source) VALUES ($1, $2, $3)
@@ -211,16 +179,31 @@ const commands = {
     const o = options(args, ['engine', 'name', 'file']);
     const engine = need(o, 'engine', WORD, 'an engine name');
     const name = need(o, 'name', /^[A-Za-z0-9_.-]{1,64}$/, 'a name of letters, digits and "_.-"');
-    if (!o.file) throw new UsageError('--file is required');
-    const bytes = fs.readFileSync(o.file);
+    const bytes = readOptionFile(o.file, 'file');
     if (bytes.length === 0) throw new UsageError(`${o.file} is empty`);
     const sha = crypto.createHash('sha256').update(bytes).digest('hex').slice(0, 8).toUpperCase();
     const target = networkPath(dataDir, engine, sha);
     await withDb((db) => transaction(db, async () => {
+      const { rows: engines } = await db.query('SELECT 1 FROM openbench.engine WHERE name = $1 FOR SHARE', [engine]);
+      if (engines.length === 0) throw new UsageError(`no engine ${JSON.stringify(engine)} (add-engine first)`);
+      // A network is known by its name and by its sha, each once per engine.
+      const { rows: [had] } = await db.query(
+        'SELECT name, sha FROM openbench.network WHERE engine = $1 AND (name = $2 OR sha = $3) ORDER BY name <> $2 LIMIT 1',
+        [engine, name, sha]);
+      if (had) {
+        throw new Refused(had.name === name
+          ? `engine ${engine} already has a network named ${JSON.stringify(name)} (${had.sha}): give this one another --name`
+          : `engine ${engine} already has this file, as network ${JSON.stringify(had.name)} (${sha})`);
+      }
       await db.query('INSERT INTO openbench.network (engine, name, sha, bytes) VALUES ($1, $2, $3, $4)',
         [engine, name, sha, bytes.length]);
       fs.mkdirSync(path.dirname(target), { recursive: true });
-      fs.writeFileSync(target, bytes, { mode: 0o644, flag: 'wx' });
+      try {
+        fs.writeFileSync(target, bytes, { mode: 0o644, flag: 'wx' });
+      } catch (err) {
+        if (err.code !== 'EEXIST') throw err;
+        throw new Refused(`${target} already exists, but no network in the database is that file: move it away first`);
+      }
     }));
     console.log(`network ${name} of ${engine}: ${sha}, ${bytes.length} bytes, in ${target}`);
   },
@@ -232,64 +215,47 @@ const commands = {
     const engine = need(o, 'engine', WORD, 'the name of an engine (add-engine)');
     const baseEngine = o['base-engine'] ?? engine;
     const sha = /^[0-9a-fA-F]{40}$/;
-    const dev = {
-      source: need(o, 'dev-source', URL_PATTERN, 'an http(s) URL of a zip of the source'),
-      sha: need(o, 'dev-sha', sha, 'a 40-digit commit sha').toLowerCase(),
-      bench: number(o['dev-bench'], 'dev-bench', 1, 1e15, { integer: true }),
-      options: o['dev-options'] ?? o.options ?? 'Threads=1 Hash=16',
-      tc: timeControl(o.tc, 'tc'),
+    const side = (which, tc) => {
+      const s = {
+        source: need(o, `${which}-source`, URL_PATTERN, 'an http(s) URL of a zip of the source'),
+        sha: need(o, `${which}-sha`, sha, 'a 40-digit commit sha').toLowerCase(),
+        bench: number(o[`${which}-bench`], `${which}-bench`, 1, 1e15, { integer: true }),
+        options: checked(spec.engineOptions, o[`${which}-options`] ?? o.options ?? 'Threads=1 Hash=16',
+          o[`${which}-options`] ? `--${which}-options` : '--options'),
+        tc,
+      };
+      s.name = o[`${which}-name`] ?? s.sha.slice(0, 8);
+      return s;
     };
-    dev.name = o['dev-name'] ?? dev.sha.slice(0, 8);
-    const base = {
-      source: need(o, 'base-source', URL_PATTERN, 'an http(s) URL of a zip of the source'),
-      sha: need(o, 'base-sha', sha, 'a 40-digit commit sha').toLowerCase(),
-      bench: number(o['base-bench'], 'base-bench', 1, 1e15, { integer: true }),
-      options: o['base-options'] ?? o.options ?? 'Threads=1 Hash=16',
-      tc: o['base-tc'] === undefined ? dev.tc : timeControl(o['base-tc'], 'base-tc'),
-    };
-    base.name = o['base-name'] ?? base.sha.slice(0, 8);
-    const devThreads = threadsOf(dev.options, o['dev-options'] ? 'dev-options' : 'options');
-    const baseThreads = threadsOf(base.options, o['base-options'] ? 'base-options' : 'options');
+    const dev = side('dev', checked(spec.timeControl, o.tc, '--tc'));
+    const base = side('base', o['base-tc'] === undefined ? dev.tc : checked(spec.timeControl, o['base-tc'], '--base-tc'));
     if (!o.book) throw new UsageError('--book is required (add-book first)');
     if ((o.sprt === undefined) === (o.games === undefined)) throw new UsageError('give one of --sprt ELO0,ELO1 and --games N');
     if (o.trinomial && o.sprt === undefined) throw new UsageError('--trinomial is for an SPRT');
-
-    let sprt = { lower: null, upper: null, alpha: null, beta: null, lowerLlr: null, upperLlr: null };
-    let maxGames = null;
-    if (o.sprt !== undefined) {
-      const m = /^\[?\s*(-?[0-9.]+)\s*,\s*(-?[0-9.]+)\s*\]?$/.exec(o.sprt);
-      if (!m) throw new UsageError(`--sprt must be two Elo bounds "ELO0,ELO1", not ${JSON.stringify(o.sprt)}`);
-      const lower = number(m[1], 'sprt', -500, 500);
-      const upper = number(m[2], 'sprt', -500, 500);
-      if (!(lower < upper)) throw new UsageError('--sprt: the first bound must be below the second');
-      const alpha = number(o.alpha ?? '0.05', 'alpha', 1e-6, 0.499);
-      const beta = number(o.beta ?? '0.05', 'beta', 1e-6, 0.499);
-      const b = llrBounds(alpha, beta);
-      sprt = { lower, upper, alpha, beta, lowerLlr: b.lower, upperLlr: b.upper };
-    } else {
-      maxGames = number(o.games, 'games', 2, 1e9, { integer: true });
-    }
-    const uploadPgns = (o['upload-pgns'] ?? 'COMPACT').toUpperCase();
-    if (!['FALSE', 'COMPACT', 'VERBOSE'].includes(uploadPgns)) throw new UsageError('--upload-pgns: FALSE, COMPACT or VERBOSE');
-    const scaleMethod = (o['scale-method'] ?? 'BOTH').toUpperCase();
-    if (!['DEV', 'BASE', 'BOTH'].includes(scaleMethod)) throw new UsageError('--scale-method: DEV, BASE or BOTH');
-    const syzygy = (x, n) => {
-      const v = (x ?? 'OPTIONAL').toUpperCase();
-      if (!/^(OPTIONAL|DISABLED|[3-7]-MAN)$/.test(v)) throw new UsageError(`--${n}: OPTIONAL, DISABLED or 3-MAN to 7-MAN`);
-      return v;
-    };
-    const syzygyAdj = syzygy(o['syzygy-adj'], 'syzygy-adj');
-    const syzygyWdl = syzygy(o['syzygy-wdl'], 'syzygy-wdl');
-    const pieces = Math.max(...[syzygyAdj, syzygyWdl].map((s) => (/-MAN$/.test(s) ? Number(s[0]) : 0)));
-    const timeBased = uploadPgns === 'VERBOSE' || !fixedDepthOrNodes(dev.tc) || !fixedDepthOrNodes(base.tc);
+    const sprt = o.sprt === undefined ? null
+      : checked(spec.sprt, o.sprt, o.alpha ?? '0.05', o.beta ?? '0.05', { bounds: '--sprt', alpha: '--alpha', beta: '--beta' });
+    const maxGames = o.games === undefined ? null : number(o.games, 'games', 2, 1e9, { integer: true });
     const throughput = number(o.throughput ?? '1000', 'throughput', 1, 1e9, { integer: true });
     const priority = number(o.priority ?? '0', 'priority', -1000, 1000, { integer: true });
-    const workloadSize = number(o['workload-size'] ?? '32', 'workload-size', 1, 1024, { integer: true });
-    const adj = (x, n) => {
-      const v = x ?? 'None';
-      if (!/^[A-Za-z0-9=. ]{1,64}$/.test(v)) throw new UsageError(`--${n}: fastchess's -${n === 'win-adj' ? 'resign' : 'draw'} settings, or None`);
-      return v;
+    const t = {
+      type: sprt ? 'SPRT' : 'GAMES',
+      dev_engine: engine, base_engine: baseEngine,
+      book_name: o.book,
+      upload_pgns: checked(spec.oneOf, o['upload-pgns'] ?? 'COMPACT', ['FALSE', 'COMPACT', 'VERBOSE'], '--upload-pgns'),
+      scale_method: checked(spec.oneOf, o['scale-method'] ?? 'BOTH', ['DEV', 'BASE', 'BOTH'], '--scale-method'),
+      syzygy_adj: checked(spec.syzygy, o['syzygy-adj'], '--syzygy-adj'),
+      syzygy_wdl: checked(spec.syzygy, o['syzygy-wdl'], '--syzygy-wdl'),
+      win_adj: checked(spec.adjudication, o['win-adj'], '--win-adj'),
+      draw_adj: checked(spec.adjudication, o['draw-adj'], '--draw-adj'),
+      workload_size: number(o['workload-size'] ?? '32', 'workload-size', 1, 1024, { integer: true }),
+      use_penta: o.trinomial !== true,
+      elo_lower: sprt?.lower ?? null, elo_upper: sprt?.upper ?? null, alpha: sprt?.alpha ?? null, beta: sprt?.beta ?? null,
+      lower_llr: sprt?.lowerLlr ?? null, upper_llr: sprt?.upperLlr ?? null, max_games: maxGames,
     };
+    for (const [which, s] of [['dev', dev], ['base', base]]) {
+      for (const k of ['name', 'source', 'sha', 'bench', 'options']) t[`${which}_${k}`] = s[k];
+      t[`${which}_time_control`] = s.tc;
+    }
 
     const id = await withDb((db) => transaction(db, async () => {
       const { rows: engines } = await db.query(
@@ -301,29 +267,21 @@ const commands = {
       if (books.length === 0) throw new UsageError(`no book ${JSON.stringify(o.book)} (add-book first)`);
       const devNet = await network(db, engine, o['dev-network']);
       const baseNet = await network(db, baseEngine, o['base-network']);
-      const scaleNps = o['scale-nps'] !== undefined
+      Object.assign(t, { dev_network: devNet.sha, dev_netname: devNet.name, base_network: baseNet.sha, base_netname: baseNet.name });
+      t.scale_nps = o['scale-nps'] !== undefined
         ? number(o['scale-nps'], 'scale-nps', 1, 1e12, { integer: true })
         : Number(engines.find((r) => r.name === engine).scale_nps);
       const name = o.name ?? `${engine} ${dev.name} vs ${base.name}`;
       const { rows: [w] } = await db.query(
-        `INSERT INTO allot.workload (name, engine, base_engine, priority, throughput, dev_threads, base_threads,
-                                     syzygy, time_based, mode, workload_size)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'games', $10) RETURNING id`,
-        [name, engine, baseEngine, priority, throughput, devThreads, baseThreads, pieces, timeBased, workloadSize]);
-      await db.query(
-        `INSERT INTO openbench.test (id, type,
-             dev_engine, dev_name, dev_source, dev_sha, dev_bench, dev_options, dev_network, dev_netname, dev_time_control,
-             base_engine, base_name, base_source, base_sha, base_bench, base_options, base_network, base_netname, base_time_control,
-             book_name, upload_pgns, scale_method, scale_nps, syzygy_adj, syzygy_wdl, win_adj, draw_adj, workload_size,
-             elo_lower, elo_upper, alpha, beta, lower_llr, upper_llr, max_games, use_penta)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                 $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37)`,
-        [w.id, maxGames === null ? 'SPRT' : 'GAMES',
-         engine, dev.name, dev.source, dev.sha, dev.bench, dev.options, devNet.sha, devNet.name, dev.tc,
-         baseEngine, base.name, base.source, base.sha, base.bench, base.options, baseNet.sha, baseNet.name, base.tc,
-         o.book, uploadPgns, scaleMethod, scaleNps, syzygyAdj, syzygyWdl, adj(o['win-adj'], 'win-adj'),
-         adj(o['draw-adj'], 'draw-adj'), workloadSize,
-         sprt.lower, sprt.upper, sprt.alpha, sprt.beta, sprt.lowerLlr, sprt.upperLlr, maxGames, o.trinomial !== true]);
+        'SELECT openbench.create_test($1::jsonb, NULL, $2, $3, $4, true) AS id', [JSON.stringify(t), name, priority, throughput])
+        .catch((err) => {
+          if (!(err instanceof DatabaseError && err.code === '23505' && err.constraint === 'workload_pkey')) throw err;
+          // Workloads inserted with ids of their own leave the identity
+          // behind them; the id it gave is taken.
+          throw new Refused(`allot.workload's next id is taken (${err.detail}): workloads were inserted with ids ` +
+                            'of their own; the owner of allot.workload can move it past them: ALTER TABLE allot.workload ' +
+                            'ALTER COLUMN id RESTART WITH (one more than the largest id)');
+        });
       return w.id;
     }));
     console.log(`test ${id}`);
@@ -332,12 +290,14 @@ const commands = {
   async 'stop-test'([id, ...rest]) {
     if (!/^[1-9][0-9]{0,17}$/.test(id ?? '') || rest.length) throw new UsageError('usage: stop-test ID');
     const stopped = await withDb((db) => transaction(db, async () => {
-      const { rowCount } = await db.query(
+      const { rows } = await db.query('SELECT finished_at IS NULL AS running FROM openbench.test WHERE id = $1 FOR UPDATE', [id]);
+      if (rows.length === 0) throw new Refused(`no test ${id} (node admin.js tests lists them)`);
+      await db.query(
         `UPDATE openbench.test SET finished_at = now(), finished_by = 'operator' WHERE id = $1 AND finished_at IS NULL`, [id]);
       await db.query(`UPDATE allot.workload SET state = 'finished' WHERE id = $1 AND state <> 'finished'`, [id]);
-      return rowCount > 0;
+      return rows[0].running;
     }));
-    console.log(stopped ? `test ${id} stopped; its workers are told to stop at their next report` : `test ${id} had already stopped, or does not exist`);
+    console.log(stopped ? `test ${id} stopped; its workers are told to stop at their next report` : `test ${id} had already stopped`);
   },
 
   async tests(args) {
@@ -347,9 +307,13 @@ const commands = {
               t.ll, t.ld, t.dd, t.dw, t.ww, t.llr, t.lower_llr, t.upper_llr, t.max_games, t.finished_by, t.passed
          FROM openbench.test t JOIN allot.workload w ON w.id = t.id ORDER BY t.id`));
     for (const t of rows) {
+      // A GAMES test stops at the report that reaches its number, and a
+      // report holds what the worker played since its last: up to a whole
+      // workload (2 x runner-count x rounds-per-runner games).  So a test
+      // may have played more games than it asked for, and says both.
       const rule = t.type === 'SPRT'
         ? `LLR ${t.llr.toFixed(2)} in [${t.lower_llr.toFixed(2)}, ${t.upper_llr.toFixed(2)}]`
-        : `${t.games} of ${t.max_games} games`;
+        : `${t.games} games played, ${t.max_games} asked for`;
       const verdictText = t.passed === null ? 'stopped' : t.passed ? 'passed' : 'failed';
       const state = t.finished_by ? `${verdictText} (${t.finished_by})` : t.state;
       console.log(`${t.id}\t${t.name}\t${t.type}\tthroughput ${t.throughput}\tpriority ${t.priority}\t` +
@@ -371,13 +335,4 @@ const commands = {
   },
 };
 
-const [command, ...args] = process.argv.slice(2);
-if (!Object.hasOwn(commands, command ?? '')) {
-  console.error('usage: node admin.js add-user | disable-user | add-engine | add-book | add-network | create-test | stop-test | tests | prune-hosts');
-  process.exit(2);
-}
-commands[command](args).catch((err) => {
-  console.error(err instanceof UsageError ? err.message : `${command}: ${err.message}`);
-  process.exit(err instanceof UsageError ? 2 : 1);
-});
-
+run(commands, 'usage: node admin.js add-user | set-role | enable-user | disable-user | add-engine | add-book | add-network | create-test | stop-test | tests | prune-hosts');

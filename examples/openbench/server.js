@@ -11,41 +11,35 @@
 // README.md lists every setting.  The database login must be the one
 // setup.sql was run for: a member of allot_web, owning nothing.
 
+const crypto = require('node:crypto');
 const fs = require('node:fs');
-const http = require('node:http');
 const path = require('node:path');
-const { DatabaseError, Pool } = require('pg');
+const { DatabaseError } = require('pg');
+const { makePool } = require('allot-common/database');
+const { log, serve, readBody, BodyError } = require('allot-common/http_server');
+const { envInt, envText, orExit, SettingError } = require('allot-common/settings');
 const { makeDb, Unavailable } = require('./db');
 const { BadRequest, parseForm } = require('./forms');
 const { makeMachines, Refused } = require('./machines');
 const { makeNetworks } = require('./networks');
+const { makeApi, ApiError } = require('./api');
+const { makePages, pageHeaders, NotFound, BadInput } = require('./pages');
+const { makeResolver } = require('./resolver');
+
+// The resolver the settings name; a setting it refuses is said, not thrown.
+function makeResolverSetting(settings) {
+  try {
+    return makeResolver(settings);
+  } catch (err) {
+    throw new SettingError(err.message);
+  }
+}
+const { makeSessions } = require('./sessions');
+const { makeSite } = require('./site');
+const { html, layout } = require('./html');
 const { makeResults } = require('./results');
 const { makeVerifier } = require('./secrets');
 const { makeWorkloads } = require('./workloads');
-
-function envInt(name, fallback) {
-  const text = process.env[name];
-  if (text === undefined || text === '') return fallback;
-  if (!/^[0-9]{1,12}$/.test(text)) {
-    console.error(`${name} must be a non-negative integer, not ${JSON.stringify(text)}`);
-    process.exit(2);
-  }
-  return Number(text);
-}
-
-function envText(name, fallback, pattern) {
-  const text = process.env[name] || fallback;
-  if (!pattern.test(text)) {
-    console.error(`${name} is not valid: ${JSON.stringify(text)}`);
-    process.exit(2);
-  }
-  return text;
-}
-
-// One line per event; control characters a worker slipped into a value
-// are shown escaped, never written raw into the log.
-const log = (line) => console.log(`${new Date().toISOString()} ${line.replace(/[\u0000-\u001f\u007f]/g,
-  (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}`);
 
 const URL_PATTERN = /^https?:\/\/[^\s]{1,2000}$/;
 const port = envInt('PORT', 8080);
@@ -66,19 +60,27 @@ const limits = {
   maxLogChars: envInt('MAX_LOG_CHARS', 256 * 1024),
 };
 
-const pool = new Pool({
-  max: envInt('PG_POOL_SIZE', 10),
-  fallback_application_name: 'allot-openbench',
-  connectionTimeoutMillis: 5000,
-  statement_timeout: envInt('PG_STATEMENT_TIMEOUT_MS', 30000),
-});
-pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
+const pool = makePool('allot-openbench', { statementTimeoutMs: 30000, log });
 const db = makeDb(pool, log);
 const verify = makeVerifier({ cacheSize: envInt('SECRET_CACHE_SIZE', 100000) });
 const machines = makeMachines(db, { verify, config });
 const results = makeResults(db, { dataDir, limits, log });
 const clientGetWorkload = makeWorkloads(db, { log });
 const networks = makeNetworks(db, { dataDir, account: machines.account });
+const pages = makePages(db);
+const api = makeApi(db, { dataDir });
+const sessions = makeSessions(db, {
+  idleDays: envInt('SESSION_IDLE_DAYS', 14), secureCookies: envText('COOKIE_SECURE', 'off', /^(on|off)$/) === 'on',
+});
+const resolver = orExit(() => makeResolverSetting({
+  kind: envText('RESOLVER', 'none', /^(none|git|github)$/),
+  prefixes: (process.env.RESOLVER_REPOS ?? '').split(',').map((p) => p.trim()).filter((p) => p !== ''),
+  dataDir,
+  githubApi: envText('GITHUB_API', 'https://api.github.com', URL_PATTERN),
+  githubToken: process.env.GITHUB_TOKEN || null,
+  sourceTemplate: envText('SOURCE_ZIP_URL', '{repo}/archive/{sha}.zip', /^[^\s]{1,2000}$/),
+}));
+const site = makeSite(db, { machines, resolver });
 
 // The worker's calls: who may make them, and how.  `machine`: the call
 // carries machine_id and secret, checked before the handler runs.
@@ -104,6 +106,64 @@ class HttpError extends Error {
   }
 }
 
+// A page of the web site (pages.js) or one of its forms (site.js), or its
+// error as a sentence on a page: 404 for a path that names nothing, 405
+// for a POST to a page, 503 while the database is away, 500 (logged, never
+// shown) for a fault of ours.
+async function servePage(req, res, parts) {
+  const nonce = crypto.randomBytes(16).toString('base64');
+  let status = 200;
+  let body;
+  let note = '';
+  const out = { cookies: [] };
+  let ctx = { session: { account: null, csrf: '' }, sessions, nonce };
+  try {
+    ctx.session = await sessions.load(req);
+    out.cookies.push(...ctx.session.cookies);
+    const readForm = async () => parseForm(await readBody(req, limits.maxFormBytes), req.headers['content-type']);
+    const answer = await site.handle(ctx, req.method === 'HEAD' ? 'GET' : req.method, parts, readForm, out);
+    if (answer?.redirect) {
+      res.writeHead(303, { Location: answer.redirect.location, 'Cache-Control': 'no-store', 'Set-Cookie': out.cookies, 'Content-Length': 0 });
+      res.end();
+      return `-> ${answer.redirect.location}`;
+    }
+    if (answer?.page) {
+      body = String(answer.page);
+      status = answer.status ?? 200;
+      if (status !== 200) note = `refused: ${status}`;
+    } else if (req.method === 'POST') {
+      throw new HttpError(405, 'this page takes no form');
+    } else {
+      body = await pages.render(parts, ctx, new URL(req.url, 'http://site').searchParams);
+      if (body === null) throw new NotFound('this site has no such page');
+    }
+  } catch (err) {
+    let message = 'Something went wrong on the server; it is logged.';
+    status = 500;
+    if (err instanceof NotFound) {
+      status = 404;
+      message = `Not found: ${err.message}.`;
+    } else if (err instanceof BadInput) {
+      status = 400;
+      message = `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}.`;
+    } else if (err instanceof HttpError || err instanceof BodyError) {
+      status = err.status;
+      message = `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}.`;
+    } else if (err instanceof Unavailable) {
+      status = 503;
+      message = `${err.message}; try again shortly.`;
+    } else {
+      log(`internal error on ${req.method} ${req.url.slice(0, 200)}: ${err.stack ?? err}`);
+    }
+    note = `error: ${message}`;
+    body = String(layout(ctx, 'Sorry', html`<p id="message">${message}</p>`));
+  }
+  const bytes = Buffer.from(body);
+  res.writeHead(status, { ...pageHeaders(nonce), 'Content-Length': bytes.length, 'Set-Cookie': out.cookies });
+  res.end(req.method === 'HEAD' ? undefined : bytes);
+  return note;
+}
+
 function send(res, status, body, headers = {}) {
   const bytes = Buffer.from(JSON.stringify(body));
   res.writeHead(status, {
@@ -112,35 +172,12 @@ function send(res, status, body, headers = {}) {
   res.end(bytes);
 }
 
-// The body, at most limit bytes: a larger one is read to its end and
-// dropped (closing a socket with unread data resets it before the worker
-// reads the 413).
-function readBody(req, limit) {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    let chunks = [];
-    req.on('data', (chunk) => {
-      size += chunk.length;
-      if (size > limit) chunks = null;
-      else chunks.push(chunk);
-    });
-    req.on('end', () => (chunks === null
-      ? reject(new HttpError(413, `the request body is larger than ${limit} bytes`, { Connection: 'close' }))
-      : resolve(Buffer.concat(chunks))));
-    req.on('error', () => reject(new HttpError(400, 'the request body was cut off')));
-  });
-}
-
-let closing = false;
-
 async function handle(req, res) {
-  const started = process.hrtime.bigint();
   const urlPath = req.url.split('?', 1)[0];
   // The worker ends every URL with a slash: /clientGetWorkload/.
   const parts = urlPath.split('/').filter((p) => p !== '');
   let note = '';
   try {
-    if (closing) res.setHeader('Connection', 'close');
     const allow = (methods) => {
       if (!methods.includes(req.method)) {
         throw new HttpError(405, `${urlPath} takes ${methods.join(', ')}`, { Allow: methods.join(', ') });
@@ -159,6 +196,25 @@ async function handle(req, res) {
       allow(['POST']);
       const form = parseForm(await readBody(req, limits.maxFormBytes), req.headers['content-type']);
       note = await networks.download(res, decodeURIComponent(parts[2]), decodeURIComponent(parts[3]), form);
+    } else if (parts.length === 2 && parts[0] === 'api' && parts[1] === 'buildinfo') {
+      allow(['GET', 'POST']);
+      // OpenBench's api/buildinfo/: what the worker's clientGetBuildInfo gets
+      send(res, 200, (await machines.clientGetBuildInfo()).reply);
+    } else if (parts[0] === 'api' && ((parts[1] === 'config' && parts.length <= 3) || (parts[1] === 'pgns' && parts.length === 3)
+                                      || (parts[1] === 'workload' && parts.length === 4))) {
+      allow(['GET', 'POST']);
+      try {
+        if (parts[1] === 'config') send(res, 200, await api.config(parts[2] === undefined ? undefined : decodeURIComponent(parts[2])));
+        else if (parts[1] === 'workload') send(res, 200, await api.workload(parts[2], parts[3]));
+        else note = await api.pgns(res, parts[2]);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        note = `error: ${err.message}`;
+        send(res, 200, { error: err.message });   // OpenBench's way
+      }
+    } else if (parts.length === 0 || ['index', 'greens', 'user', 'search', 'test', 'login', 'logout', 'register', 'users', 'machines', 'machine', 'events', 'errors'].includes(parts[0])) {
+      allow(['GET', 'HEAD', 'POST']);
+      note = await servePage(req, res, parts.map(decodeURIComponent));
     } else {
       throw new HttpError(404, `no such call: ${urlPath.slice(0, 100)}`);
     }
@@ -172,7 +228,7 @@ async function handle(req, res) {
     } else if (err instanceof BadRequest) {
       status = 400;
       message = `Bad Request: ${err.message}`;
-    } else if (err instanceof HttpError) {
+    } else if (err instanceof HttpError || err instanceof BodyError) {
       ({ status, headers, message } = err);
     } else if (err instanceof Unavailable) {
       status = 503;
@@ -195,8 +251,7 @@ async function handle(req, res) {
     if (res.headersSent) res.destroy();
     else send(res, status, { error: message }, headers);
   }
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  log(`${req.method} ${urlPath.slice(0, 200)} ${res.statusCode} ${ms.toFixed(1)} ms${note ? ` ${note}` : ''}`);
+  return { note };
 }
 
 // The database as the front end needs it: its schema set up, the farm's
@@ -222,32 +277,11 @@ async function checkDatabase() {
 async function start() {
   fs.mkdirSync(dataDir, { recursive: true });
   await checkDatabase();
-  const server = http.createServer({ requestTimeout: 300000, headersTimeout: 10000 }, handle);
-  server.on('error', (err) => {
-    console.error(`cannot serve on ${host}:${port}: ${err.message}`);
-    process.exit(1);
+  serve(handle, {
+    host, port, requestTimeout: 300000, headersTimeout: 10000, graceMs: shutdownGraceMs,
+    announce: () => `serving OpenBench workers at http://${host}:${port}/ (data in ${dataDir})`,
+    release: () => pool.end(),
   });
-  server.listen(port, host, () => log(`serving OpenBench workers at http://${host}:${port}/ (data in ${dataDir})`));
-
-  let stopping = false;
-  const shutdown = (signal) => {
-    if (stopping) return;
-    stopping = true;
-    closing = true;
-    log(`${signal}: no new connections; finishing requests in flight`);
-    server.close(async () => {
-      await pool.end();
-      log('stopped');
-      process.exit(0);
-    });
-    server.closeIdleConnections();
-    setTimeout(() => {
-      log(`requests still running after ${shutdownGraceMs} ms; exiting`);
-      process.exit(1);
-    }, shutdownGraceMs).unref();
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 start().catch((err) => {

@@ -1,6 +1,6 @@
 -- The OpenBench front end's own schema: accounts, engines, books, networks,
 -- tests and their results, the machines and their session secrets, and the
--- three narrow functions through which the front end's login reaches what
+-- five narrow functions through which the front end's login reaches what
 -- allot keeps for operators.  Run it once per farm database, as the
 -- operator (a member of allot_admin, not a superuser), naming the front
 -- end's login:
@@ -9,13 +9,15 @@
 --
 -- Schema openbench must exist and belong to the operator (a superuser:
 -- CREATE SCHEMA openbench AUTHORIZATION farm_admin).  Running it again
--- changes nothing but the functions' bodies and the grants.
+-- changes nothing but the functions' bodies and the grants, and brings a
+-- farm set up by an older version up to date (the web site's columns and
+-- tables are added).
 --
 -- Why the operator owns it all: the front end's login sits on a server
--- that faces every worker, so it owns nothing.  It reads and writes the
--- rows it needs, and calls register_host, explain_assignment and
--- finish_test below, which run with the operator's rights (SECURITY
--- DEFINER) and do one checked thing each.
+-- that faces every worker and browser, so it owns nothing.  It reads and
+-- writes the rows it needs, and calls register_host, explain_assignment,
+-- finish_test, create_test and sync_workload below, which run with the
+-- operator's rights (SECURITY DEFINER) and do one checked thing each.
 
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
@@ -441,23 +443,295 @@ COMMENT ON FUNCTION openbench.finish_test(bigint) IS
     'Sets the allot workload of a test finished, once openbench.test says it is';
 
 /* ---------------------------------------------------------------------------
+ * The web site (server.js serves it beside the worker's calls): people log
+ * in with the accounts workers use, developers create tests and tunes,
+ * approvers approve them, operators enable accounts.  Added to a farm set up
+ * before it by running this file again: columns are added, checks widened.
+ * ------------------------------------------------------------------------- */
+
+-- Roles: every enabled account is a developer (it may create tests, and
+-- stop, restart, modify, delete and restore its own); an approver also
+-- approves tests and acts on anyone's; an operator also enables and
+-- disables accounts and makes approvers on the site.  Only admin.js (the
+-- database's operator) makes operators.  The e-mail address is shown to
+-- its owner only.
+ALTER TABLE openbench.account
+    ADD COLUMN IF NOT EXISTS email text
+        CHECK (email IS NULL OR (length(email) <= 254 AND email ~ '^[^[:space:][:cntrl:]@<>"]+@[^[:space:][:cntrl:]@<>"]+$')),
+    ADD COLUMN IF NOT EXISTS approver boolean NOT NULL DEFAULT false,
+    ADD COLUMN IF NOT EXISTS operator boolean NOT NULL DEFAULT false;
+COMMENT ON COLUMN openbench.account.approver IS 'May approve tests and act on anyone''s (the web site)';
+COMMENT ON COLUMN openbench.account.operator IS 'May enable accounts and make approvers on the web site; set by admin.js only';
+
+-- A browser's login: the cookie holds a random token, the table only its
+-- sha256.  Every form posted in the session carries its CSRF token.
+CREATE TABLE IF NOT EXISTS openbench.session (
+    token_hash bytea PRIMARY KEY CHECK (length(token_hash) = 32),
+    account_id bigint NOT NULL REFERENCES openbench.account ON DELETE CASCADE,
+    csrf       text NOT NULL CHECK (csrf ~ '^[A-Za-z0-9_-]{43}$'),
+    created_at timestamptz NOT NULL DEFAULT now(),
+    seen_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS session_account_idx ON openbench.session (account_id);
+COMMENT ON TABLE openbench.session IS 'Web site logins: the sha256 of each session cookie, its account and CSRF token';
+
+-- Where an engine's source is, for the site's test form (admin.js
+-- add-engine --repo): the repository a developer's branches are looked up
+-- in unless the form names a fork.
+ALTER TABLE openbench.engine
+    ADD COLUMN IF NOT EXISTS repository text
+        CHECK (repository IS NULL OR (length(repository) <= 2000 AND repository ~ '^(https?|git)://[^[:space:][:cntrl:]]+$'));
+
+-- Who made a test, whether an approver let it run, whether it was
+-- deleted (hidden; restore brings it back), the commit message or the
+-- author's note, and the repositories the two sides came from.  Tests made
+-- with admin.js have no author and are approved.
+ALTER TABLE openbench.test
+    ADD COLUMN IF NOT EXISTS author_id bigint REFERENCES openbench.account,
+    ADD COLUMN IF NOT EXISTS approved boolean NOT NULL DEFAULT true,
+    ADD COLUMN IF NOT EXISTS deleted boolean NOT NULL DEFAULT false,
+    ADD COLUMN IF NOT EXISTS info text NOT NULL DEFAULT '' CHECK (length(info) <= 4096),
+    ADD COLUMN IF NOT EXISTS dev_repo text
+        CHECK (dev_repo IS NULL OR (length(dev_repo) <= 2000 AND dev_repo ~ '^(https?|git)://[^[:space:][:cntrl:]]+$')),
+    ADD COLUMN IF NOT EXISTS base_repo text
+        CHECK (base_repo IS NULL OR (length(base_repo) <= 2000 AND base_repo ~ '^(https?|git)://[^[:space:][:cntrl:]]+$'));
+-- SPSA tunes, and tunes stopped at their number of iterations; tests
+-- stopped on the site ('user') rather than by admin.js ('operator').
+ALTER TABLE openbench.test DROP CONSTRAINT IF EXISTS test_type_check;
+ALTER TABLE openbench.test ADD CONSTRAINT test_type_check CHECK (type IN ('SPRT', 'GAMES', 'SPSA'));
+ALTER TABLE openbench.test DROP CONSTRAINT IF EXISTS test_finished_by_check;
+ALTER TABLE openbench.test ADD CONSTRAINT test_finished_by_check
+    CHECK (finished_by IN ('sprt', 'games', 'spsa', 'bench', 'operator', 'user'));
+CREATE INDEX IF NOT EXISTS test_author_idx ON openbench.test (author_id);
+
+-- An SPSA tune (spsa.js): OpenBench's settings, and its parameters with
+-- their current values.
+CREATE TABLE IF NOT EXISTS openbench.spsa_run (
+    test_id           bigint PRIMARY KEY REFERENCES openbench.test,
+    reporting_type    text NOT NULL CHECK (reporting_type IN ('BULK', 'BATCHED')),
+    distribution_type text NOT NULL CHECK (distribution_type IN ('SINGLE', 'MULTIPLE')),
+    alpha             double precision NOT NULL CHECK (alpha > 0 AND alpha <= 10),
+    gamma             double precision NOT NULL CHECK (gamma > 0 AND gamma <= 10),
+    a_ratio           double precision NOT NULL CHECK (a_ratio > 0 AND a_ratio <= 1000),
+    iterations        bigint NOT NULL CHECK (iterations BETWEEN 1 AND 100000000),
+    pairs_per         integer NOT NULL CHECK (pairs_per BETWEEN 1 AND 1024)
+);
+COMMENT ON TABLE openbench.spsa_run IS 'SPSA tunes: OpenBench''s settings (alpha, gamma, A ratio, iterations, pairs per iteration)';
+
+CREATE TABLE IF NOT EXISTS openbench.spsa_parameter (
+    test_id   bigint NOT NULL REFERENCES openbench.spsa_run,
+    index     integer NOT NULL CHECK (index BETWEEN 0 AND 127),
+    name      text NOT NULL CHECK (name ~ '^[A-Za-z_][A-Za-z0-9_]{0,63}$'),
+    is_float  boolean NOT NULL,
+    value     double precision NOT NULL,
+    start     double precision NOT NULL,
+    min_value double precision NOT NULL,
+    max_value double precision NOT NULL,
+    c_end     double precision NOT NULL CHECK (c_end > 0 AND c_end < 'Infinity'),
+    r_end     double precision NOT NULL CHECK (r_end > 0 AND r_end < 'Infinity'),
+    c_value   double precision NOT NULL CHECK (c_value > 0 AND c_value < 'Infinity'),
+    a_value   double precision NOT NULL CHECK (a_value > 0 AND a_value < 'Infinity'),
+    PRIMARY KEY (test_id, index),
+    UNIQUE (test_id, name),
+    CHECK (min_value < max_value AND start BETWEEN min_value AND max_value AND value BETWEEN min_value AND max_value)
+);
+COMMENT ON TABLE openbench.spsa_parameter IS 'The parameters of SPSA tunes: start, bounds, c and r at the end, and the value now';
+
+-- The perturbation an SPSA workload was given, to check its report
+-- against; and each report's delta, for the history of a tune.
+ALTER TABLE openbench.result ADD COLUMN IF NOT EXISTS spsa jsonb CHECK (spsa IS NULL OR jsonb_typeof(spsa) = 'object');
+ALTER TABLE openbench.submission ADD COLUMN IF NOT EXISTS spsa_delta double precision[];
+
+-- What people did on the site (OpenBench's events): created, approved,
+-- stopped, modified... a test, enabled an account.
+CREATE TABLE IF NOT EXISTS openbench.action (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at         timestamptz NOT NULL DEFAULT now(),
+    account_id bigint NOT NULL REFERENCES openbench.account,
+    test_id    bigint REFERENCES openbench.test,
+    summary    text NOT NULL CHECK (length(summary) BETWEEN 1 AND 200 AND summary !~ '[[:cntrl:]]')
+);
+COMMENT ON TABLE openbench.action IS 'What accounts did on the web site, for the events page';
+
+-- allot's side of each test, for the site's pages: the front end's login
+-- reads no allot table, and this view (its owner's rights) shows it the
+-- rows of OpenBench tests only, with the hosts allot counts as playing.
+CREATE OR REPLACE VIEW openbench.test_workload AS
+SELECT w.id, w.name, w.priority, w.throughput, w.state, w.mode,
+       ARRAY(SELECT a.host_id FROM allot.assignment a
+              WHERE a.workload_id = w.id AND a.counted ORDER BY a.host_id) AS hosts
+  FROM allot.workload w
+ WHERE w.app_id IS NULL AND EXISTS (SELECT FROM openbench.test t WHERE t.id = w.id);
+COMMENT ON VIEW openbench.test_workload IS
+    'allot.workload of each OpenBench test (name, priority, throughput, state, mode) and the hosts allot counts on it';
+
+-- A test's priority and throughput as people may set them (NULL: not
+-- given); the same bounds as admin.js create-test.
+CREATE OR REPLACE FUNCTION openbench.check_schedule(priority int, throughput double precision)
+    RETURNS void
+    LANGUAGE plpgsql IMMUTABLE CALLED ON NULL INPUT
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF priority NOT BETWEEN -1000 AND 1000 THEN
+        RAISE EXCEPTION 'priority must be between -1000 and 1000, not %', priority USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT (throughput >= 1 AND throughput <= 1e9) THEN
+        RAISE EXCEPTION 'throughput must be between 1 and 1000000000, not %', throughput USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+-- A test or a tune, made on the site or by admin.js: its allot workload
+-- and its row, in one transaction.  spec holds openbench.test's columns
+-- that describe a test (results and state start empty whatever it says);
+-- spsa, for a tune, its settings and parameters (spsa.js).  The workload
+-- is paused until the test is approved.
+CREATE OR REPLACE FUNCTION openbench.create_test(spec jsonb, spsa jsonb, name text, priority int,
+                                                 throughput double precision, approved boolean)
+    RETURNS bigint
+    LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t            openbench.test;
+    threads      CONSTANT text := '(^|\s)Threads=([0-9]{1,4})(\s|$)';
+    dev_threads  int;
+    base_threads int;
+    pieces       int;
+    time_based   boolean;
+    mode         text := 'games';
+    id_          bigint;
+    p            jsonb;
+BEGIN
+    IF spec IS NULL OR jsonb_typeof(spec) <> 'object' OR name IS NULL OR priority IS NULL
+       OR throughput IS NULL OR approved IS NULL THEN
+        RAISE EXCEPTION 'spec (an object), name, priority, throughput and approved are required'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    PERFORM openbench.check_schedule(priority, throughput);
+    t := jsonb_populate_record(NULL::openbench.test, spec);
+    IF (t.type = 'SPSA') <> (spsa IS NOT NULL) THEN
+        RAISE EXCEPTION 'a tune (type SPSA) and only a tune has SPSA settings' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    dev_threads := (regexp_match(t.dev_options, threads))[2]::int;
+    base_threads := (regexp_match(t.base_options, threads))[2]::int;
+    IF coalesce(dev_threads, 0) < 1 OR coalesce(base_threads, 0) < 1 THEN
+        RAISE EXCEPTION 'each side''s options must set Threads=N (N at least 1): %, %', to_json(t.dev_options), to_json(t.base_options)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    pieces := greatest(coalesce((regexp_match(t.syzygy_adj, '^([3-7])-MAN$'))[1]::int, 0),
+                       coalesce((regexp_match(t.syzygy_wdl, '^([3-7])-MAN$'))[1]::int, 0));
+    time_based := t.upload_pgns = 'VERBOSE' OR t.dev_time_control !~ '^(N|D)=' OR t.base_time_control !~ '^(N|D)=';
+    IF spsa IS NOT NULL THEN
+        mode := CASE spsa ->> 'distribution_type' WHEN 'SINGLE' THEN 'spsa_single'
+                                                  WHEN 'MULTIPLE' THEN 'spsa_multiple' END;
+        IF mode IS NULL THEN
+            RAISE EXCEPTION 'an SPSA distribution is SINGLE or MULTIPLE, not %', spsa -> 'distribution_type'
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+
+    INSERT INTO allot.workload (name, engine, base_engine, priority, throughput, dev_threads, base_threads,
+                                syzygy, time_based, mode, workload_size, state)
+    VALUES (create_test.name, t.dev_engine, t.base_engine, create_test.priority, create_test.throughput,
+            dev_threads, base_threads, pieces, time_based, mode, t.workload_size,
+            CASE WHEN create_test.approved THEN 'active' ELSE 'paused' END)
+    RETURNING id INTO id_;
+    INSERT INTO openbench.test (id, type,
+        dev_engine, dev_name, dev_source, dev_sha, dev_bench, dev_options, dev_network, dev_netname, dev_time_control,
+        base_engine, base_name, base_source, base_sha, base_bench, base_options, base_network, base_netname, base_time_control,
+        book_name, upload_pgns, scale_method, scale_nps, syzygy_adj, syzygy_wdl, win_adj, draw_adj, workload_size,
+        use_penta, elo_lower, elo_upper, alpha, beta, lower_llr, upper_llr, max_games,
+        author_id, approved, info, dev_repo, base_repo)
+    VALUES (id_, t.type,
+        t.dev_engine, t.dev_name, t.dev_source, t.dev_sha, t.dev_bench, t.dev_options, t.dev_network, t.dev_netname, t.dev_time_control,
+        t.base_engine, t.base_name, t.base_source, t.base_sha, t.base_bench, t.base_options, t.base_network, t.base_netname, t.base_time_control,
+        t.book_name, t.upload_pgns, t.scale_method, t.scale_nps, t.syzygy_adj, t.syzygy_wdl, t.win_adj, t.draw_adj, t.workload_size,
+        coalesce(t.use_penta, true), t.elo_lower, t.elo_upper, t.alpha, t.beta, t.lower_llr, t.upper_llr, t.max_games,
+        t.author_id, create_test.approved, coalesce(t.info, ''), t.dev_repo, t.base_repo);
+
+    IF spsa IS NOT NULL THEN
+        INSERT INTO openbench.spsa_run (test_id, reporting_type, distribution_type, alpha, gamma, a_ratio, iterations, pairs_per)
+        SELECT id_, s.reporting_type, s.distribution_type, s.alpha, s.gamma, s.a_ratio, s.iterations, t.workload_size
+          FROM jsonb_populate_record(NULL::openbench.spsa_run, spsa) s;
+        IF jsonb_typeof(spsa -> 'parameters') <> 'array' OR jsonb_array_length(spsa -> 'parameters') NOT BETWEEN 1 AND 128 THEN
+            RAISE EXCEPTION 'a tune has 1 to 128 parameters' USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        INSERT INTO openbench.spsa_parameter (test_id, index, name, is_float, value, start, min_value, max_value,
+                                              c_end, r_end, c_value, a_value)
+        SELECT id_, (o.n - 1)::int, x.name, x.is_float, x.start, x.start, x.min_value, x.max_value,
+               x.c_end, x.r_end, x.c_value, x.a_value
+          FROM jsonb_array_elements(spsa -> 'parameters') WITH ORDINALITY AS o(p, n),
+               LATERAL jsonb_populate_record(NULL::openbench.spsa_parameter, o.p) x;
+        IF EXISTS (SELECT FROM openbench.spsa_parameter x WHERE x.test_id = id_ AND NOT x.is_float
+                      AND (x.start <> trunc(x.start) OR x.min_value <> trunc(x.min_value) OR x.max_value <> trunc(x.max_value))) THEN
+            RAISE EXCEPTION 'an int parameter''s start, min and max must be whole numbers' USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+    RETURN id_;
+END
+$$;
+COMMENT ON FUNCTION openbench.create_test(jsonb, jsonb, text, int, double precision, boolean) IS
+    'A test or an SPSA tune: its allot workload (paused until approved) and its rows, checked by the tables';
+
+-- allot's workload follows its test: finished when the test stopped or
+-- was deleted, paused while it waits for approval, active otherwise; and
+-- the priority and throughput given (NULL: unchanged).
+CREATE OR REPLACE FUNCTION openbench.sync_workload(test_id bigint, priority int, throughput double precision)
+    RETURNS text
+    LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    state_ text;
+BEGIN
+    PERFORM openbench.check_schedule(priority, throughput);
+    UPDATE allot.workload w
+       SET state = CASE WHEN t.finished_at IS NOT NULL OR t.deleted THEN 'finished'
+                        WHEN NOT t.approved THEN 'paused' ELSE 'active' END,
+           priority = coalesce(sync_workload.priority, w.priority),
+           throughput = coalesce(sync_workload.throughput, w.throughput)
+      FROM openbench.test t
+     WHERE t.id = sync_workload.test_id AND w.id = t.id AND w.app_id IS NULL
+    RETURNING w.state INTO state_;
+    IF state_ IS NULL THEN
+        RAISE EXCEPTION 'no test %', test_id USING ERRCODE = 'no_data_found';
+    END IF;
+    RETURN state_;
+END
+$$;
+COMMENT ON FUNCTION openbench.sync_workload(bigint, int, double precision) IS
+    'Sets a test''s allot workload finished, paused or active from the test''s row, and its priority and throughput';
+
+/* ---------------------------------------------------------------------------
  * Privileges: the operator owns everything; the front end's login reads
- * the operator's tables, writes its rows, and calls the three functions.
+ * the operator's tables, writes its rows, and calls the five functions.
+ * It may add accounts (the site's registration) and change their
+ * password, e-mail, enabled and approver flags, but not make operators.
  * ------------------------------------------------------------------------- */
 REVOKE ALL ON SCHEMA openbench FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA openbench FROM PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA openbench FROM PUBLIC;
 GRANT USAGE ON SCHEMA openbench TO :"web";
-GRANT SELECT ON openbench.account, openbench.engine, openbench.book, openbench.network, openbench.test TO :"web";
+GRANT SELECT ON openbench.account, openbench.engine, openbench.book, openbench.network, openbench.test,
+                openbench.spsa_run, openbench.spsa_parameter, openbench.test_workload TO :"web";
+GRANT INSERT (name, email, salt, hash, scrypt_n, scrypt_r, scrypt_p, enabled) ON openbench.account TO :"web";
+GRANT UPDATE (email, salt, hash, scrypt_n, scrypt_r, scrypt_p, enabled, approver) ON openbench.account TO :"web";
+GRANT SELECT, INSERT, DELETE ON openbench.session TO :"web";
+GRANT UPDATE (seen_at) ON openbench.session TO :"web";
 GRANT UPDATE (book_index, games, losses, draws, wins, ll, ld, dd, dw, ww, crashes, timelosses, illegals,
-              llr, finished_at, finished_by, passed) ON openbench.test TO :"web";
+              llr, finished_at, finished_by, passed, approved, deleted, info) ON openbench.test TO :"web";
+GRANT UPDATE (value) ON openbench.spsa_parameter TO :"web";
 GRANT SELECT, INSERT ON openbench.machine TO :"web";
 GRANT UPDATE (last_seen, nps, dev_nps, base_nps) ON openbench.machine TO :"web";
 GRANT SELECT, INSERT ON openbench.result TO :"web";
 GRANT UPDATE (games, losses, draws, wins, ll, ld, dd, dw, ww, crashes, timelosses, illegals, stop_sent_at)
     ON openbench.result TO :"web";
-GRANT SELECT, INSERT ON openbench.submission, openbench.pgn, openbench.event TO :"web";
+GRANT SELECT, INSERT ON openbench.submission, openbench.pgn, openbench.event, openbench.action TO :"web";
 GRANT EXECUTE ON FUNCTION openbench.register_host(text, text, text[], jsonb, text[], int, int, int, int, boolean, text[]),
                           openbench.explain_assignment(bigint, bigint[]),
-                          openbench.finish_test(bigint)
+                          openbench.finish_test(bigint),
+                          openbench.create_test(jsonb, jsonb, text, int, double precision, boolean),
+                          openbench.sync_workload(bigint, int, double precision)
     TO :"web";

@@ -6,6 +6,8 @@
 // checks the shape of the input and maps errors to statuses.
 
 const { DatabaseError } = require('pg');
+const { makeDb, Unavailable, RETRYABLE } = require('allot-common/database');
+const { readBody, BodyError } = require('allot-common/http_server');
 const { bearerKey, makeAuthenticator } = require('./auth');
 
 // An error the web layer answers itself.  sqlstate is the code PostgreSQL
@@ -31,11 +33,6 @@ const noKey = () => new HttpError(401,
   { 'WWW-Authenticate': REALM });
 const wrongKey = (hostId) => new HttpError(401, `the key is not the one issued to host ${hostId}`,
   '28P01', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
-
-// SQLSTATEs worth one more try: the statement was rolled back whole, so
-// running it again is safe (docs/web-layer.md).
-const RETRYABLE = new Set(['40001', '40P01']);
-const ATTEMPTS = 3;
 
 // docs/errors.md: every error a caller can cause has its own SQLSTATE.
 function statusOf(sqlstate) {
@@ -154,33 +151,8 @@ const ROUTES = new Map([
 ]);
 
 // ----------------------------------------------------------------------------
-// Request body: at most maxBodyBytes, UTF-8 JSON, an object.
-
-// A body over the limit is read to its end and thrown away before the 413 is
-// sent: closing a socket with unread data makes the kernel reset it, and the
-// client, still sending, would lose the reply.  Node's requestTimeout bounds
-// how long that may take; nothing over the limit is kept in memory.
-function readBody(req, maxBodyBytes) {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    let chunks = [];
-    req.on('data', (chunk) => {
-      size += chunk.length;
-      if (size > maxBodyBytes) chunks = null;
-      else chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (chunks === null) {
-        reject(new HttpError(413, `request body is larger than ${maxBodyBytes} bytes`, '54000',
-          { Connection: 'close' }));
-      } else {
-        resolve(Buffer.concat(chunks));
-      }
-    });
-    // the client went away before the end of its body
-    req.on('error', () => reject(new HttpError(400, 'the request body was cut off')));
-  });
-}
+// Request body: at most maxBodyBytes (allot-common/http_server.js's
+// readBody), UTF-8 JSON, an object.
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -203,6 +175,13 @@ function errorReply(err, log) {
   if (err instanceof HttpError) {
     return { status: err.status, headers: err.headers, body: { error: err.message, sqlstate: err.sqlstate } };
   }
+  // 54000 (program_limit_exceeded) for a body over the limit
+  if (err instanceof BodyError) {
+    return { status: err.status, headers: err.headers,
+             body: { error: err.message, sqlstate: err.status === 413 ? '54000' : null } };
+  }
+  // no SQLSTATE: no connection could be had, or it broke
+  if (err instanceof Unavailable) return { status: 503, headers: {}, body: { error: err.message, sqlstate: null } };
   if (err instanceof DatabaseError) {
     const status = statusOf(err.code);
     if (status >= 500) log(`database error ${err.code}: ${err.message}`);
@@ -216,26 +195,12 @@ function errorReply(err, log) {
 }
 
 // makeHandler(pool, options) returns the 'request' listener of an HTTP
-// server, and stopKeepAlive(), which makes every later reply close its
-// connection: in a graceful shutdown no client keeps a connection open.
-// authCacheSize is how many verified keys are remembered (auth.js).
+// server (allot-common/http_server.js serves it): each statement is retried
+// when PostgreSQL rolled it back whole, which makes running it again safe
+// (README "Calling allot from a web layer").  authCacheSize is how many
+// verified keys are remembered (auth.js).
 function makeHandler(pool, { maxBodyBytes, log, authCacheSize }) {
-  let closing = false;
-
-  async function db(sql, params) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await pool.query(sql, params);
-      } catch (err) {
-        if (!(err instanceof DatabaseError)) {
-          // no SQLSTATE: no connection could be had, or it broke
-          log(`database unavailable: ${err.message}`);
-          throw new HttpError(503, 'the database is unavailable');
-        }
-        if (!(attempt < ATTEMPTS && RETRYABLE.has(err.code))) throw err;
-      }
-    }
-  }
+  const db = makeDb(pool, log).query;
 
   function send(res, status, text, headers = {}) {
     const body = Buffer.from(`${text}\n`);
@@ -243,7 +208,6 @@ function makeHandler(pool, { maxBodyBytes, log, authCacheSize }) {
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': body.length,
       'Cache-Control': 'no-store',
-      ...(closing ? { Connection: 'close' } : {}),
       ...headers,
     });
     res.end(body);
@@ -251,8 +215,7 @@ function makeHandler(pool, { maxBodyBytes, log, authCacheSize }) {
 
   const verify = makeAuthenticator(db, { cacheSize: authCacheSize });
 
-  async function handle(req, res) {
-    const started = process.hrtime.bigint();
+  return async function handle(req, res) {
     const path = req.url.split('?', 1)[0];
     let who = '';
     try {
@@ -268,7 +231,7 @@ function makeHandler(pool, { maxBodyBytes, log, authCacheSize }) {
       const body = parseJson(bytes);
       const hostId = positiveId(body.host_id, 'host_id');
       const how = await verify(hostId, key);
-      who = ` host ${hostId} (key ${how ?? 'refused'})`;
+      who = `host ${hostId} (key ${how ?? 'refused'})`;
       if (how === null) throw wrongKey(hostId);
       send(res, 200, await endpoint(db, body, hostId));
     } catch (err) {
@@ -276,11 +239,8 @@ function makeHandler(pool, { maxBodyBytes, log, authCacheSize }) {
       if (res.headersSent) res.destroy();   // failed mid-reply: nothing sane to add
       else send(res, status, JSON.stringify(body), headers);
     }
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    log(`${req.method} ${path} ${res.statusCode} ${ms.toFixed(1)} ms${who}`);
-  }
-
-  return { handle, stopKeepAlive: () => { closing = true; } };
+    return { note: who };
+  };
 }
 
 module.exports = { makeHandler };

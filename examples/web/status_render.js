@@ -7,7 +7,9 @@
 // in a data-v attribute, so that a program (and the browser test) can read
 // what the page shows.
 
-const esc = (v) => String(v ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const { esc } = require('./status_escape');
+const { historyChart } = require('./status_chart');
+const { queryString } = require('./status_query');
 
 // ----------------------------------------------------------------------------
 // Numbers.  node-postgres gives bigint and numeric as strings, float8 as
@@ -56,22 +58,26 @@ function decimal(v, digits) {
 
 const iso = (d) => (d instanceof Date ? d.toISOString() : d);
 
-// "3 min ago" against the database's clock, so that the page agrees with
-// the views whatever the web server's clock says.
-function age(when, now) {
-  if (!(when instanceof Date)) return 'never';
-  const secs = Math.round((now - when) / 1000);
-  if (secs < 0) return 'in the future';
+// "3 min ago", from seconds the query worked out against the database
+// server's now() (status.js): not this server's clock, which may be off.
+// A time ahead of the database's clock (a caller's now, up to a minute off)
+// says so.
+function age(secsAgo) {
+  if (secsAgo === null || secsAgo === undefined) return 'never';
+  const secs = Math.round(Number(secsAgo));
+  if (secs < 0) return `${-secs} s ahead of the server's clock`;
   if (secs < 90) return `${secs} s ago`;
   if (secs < 90 * 60) return `${Math.round(secs / 60)} min ago`;
   if (secs < 36 * 3600) return `${Math.round(secs / 3600)} h ago`;
   return `${Math.round(secs / 86400)} d ago`;
 }
 
-// A table cell: the text shown, and the exact value behind it.
-function cell(key, value, text, cls = 'n') {
+// A table cell: the text shown, and the exact value behind it; for a time,
+// also its age in seconds on the database's clock (data-ago).
+function cell(key, value, text, cls = 'n', ago = null) {
   const v = value === null || value === undefined ? '' : ` data-v="${esc(iso(value))}"`;
-  return `<td class="${cls}" data-k="${key}"${v}>${esc(text)}</td>`;
+  const a = ago === null || ago === undefined ? '' : ` data-ago="${esc(ago)}"`;
+  return `<td class="${cls}" data-k="${key}"${v}${a}>${esc(text)}</td>`;
 }
 const textCell = (key, value) => cell(key, value, value ?? '', 't');
 
@@ -139,13 +145,15 @@ function settings(farm) {
     ['rec_half_life', 'REC half-life', farm.rec_half_life_secs, duration(farm.rec_half_life_secs)],
     ['balance_engine_throughputs', 'engine balancing', farm.balance_engine_throughputs,
       farm.balance_engine_throughputs ? 'on' : 'off'],
+    ['share_history_retention', 'share history kept', farm.share_history_retention_secs,
+      duration(farm.share_history_retention_secs)],
   ];
   return `<dl class="settings" id="settings"><div><dt>Settings</dt></div>
 ${items.map(([k, label, v, text]) => `<div><dt>${label}</dt><dd data-k="${k}" data-v="${esc(v)}">${esc(text)}</dd></div>`).join('\n')}
 </dl>`;
 }
 
-function summary(farm, now) {
+function summary(farm) {
   const items = [
     ['hosts', farm.hosts, count(farm.hosts)],
     ['assigned_hosts', farm.assigned_hosts, count(farm.assigned_hosts)],
@@ -155,7 +163,7 @@ function summary(farm, now) {
     ['jobs_in_progress', farm.jobs_in_progress, count(farm.jobs_in_progress)],
     ['jobs_done', farm.jobs_done, count(farm.jobs_done)],
     ['jobs_error', farm.jobs_error, count(farm.jobs_error)],
-    ['transitioner_last_run', farm.transitioner_last_run, age(farm.transitioner_last_run, now)],
+    ['transitioner_last_run', farm.transitioner_last_run, age(farm.transitioner_last_run_secs_ago)],
   ];
   const labels = {
     hosts: 'hosts',
@@ -187,14 +195,24 @@ function shareCells(w) {
   return cell('share', w.share, percent(w.share)) + cell('fair_share', w.fair_share, percent(w.fair_share));
 }
 
+// A finished workload's state says when it finished (finished_at, from
+// allot 0.7.0 on), as the database's clock has it.
+function stateCell(w) {
+  if (w.state !== 'finished') return textCell('state', w.state);
+  const when = w.finished_secs_ago === null ? 'finished' : `finished ${age(w.finished_secs_ago)}`;
+  const ago = w.finished_secs_ago === null ? '' : ` data-ago="${esc(w.finished_secs_ago)}"`;
+  return `<td class="t" data-k="state" data-v="finished"${ago}>${esc(when)}</td>`;
+}
+
 function workloadRow(w) {
   const jobs = w.kind === 'jobs';
-  return `<tr data-workload-id="${esc(w.workload_id)}">${[
+  const finished = w.state === 'finished' ? ' class="finished"' : '';
+  return `<tr data-workload-id="${esc(w.workload_id)}"${finished}>${[
     cell('workload_id', w.workload_id, w.workload_id),
     cell('name', w.name, w.name ?? '', 't name'),
     textCell('kind', w.kind),
     cell('priority', w.priority, w.priority),
-    textCell('state', w.state),
+    stateCell(w),
     cell('hosts', w.hosts, count(w.hosts)),
     jobs ? cell('peak_flops', w.peak_flops, si(w.peak_flops, 'FLOPS'))
       : cell('threads', w.threads, count(w.threads)),
@@ -207,7 +225,7 @@ function workloadRow(w) {
   ].join('')}</tr>`;
 }
 
-function hostRow(h, names, now) {
+function hostRow(h, names) {
   const gpus = h.coprocessors
     ? Object.entries(h.coprocessors).map(([r, n]) => `${n} ${r}`).join(', ') : '';
   const holds = h.workload_id === null ? ''
@@ -215,7 +233,7 @@ function hostRow(h, names, now) {
   return `<tr data-host-id="${esc(h.host_id)}">${[
     cell('host_id', h.host_id, h.host_id),
     cell('name', h.name, h.name ?? '', 't name'),
-    cell('last_seen', h.last_seen, age(h.last_seen, now)),
+    cell('last_seen', h.last_seen, age(h.seen_secs_ago), 'n', h.seen_secs_ago),
     cell('threads', h.threads, count(h.threads)),
     cell('coprocessors', h.coprocessors && JSON.stringify(h.coprocessors), gpus, 't'),
     cell('workload_id', h.workload_id, holds, 't name'),
@@ -242,10 +260,10 @@ function appRow(a) {
   ].join('')}</tr>`;
 }
 
-function runRow(r, now) {
+function runRow(r) {
   return `<tr data-run="${esc(r.run)}">${[
     cell('run', r.run, r.run),
-    cell('finished_at', r.finished_at, age(r.finished_at, now)),
+    cell('finished_at', r.finished_at, age(r.finished_secs_ago), 'n', r.finished_secs_ago),
     cell('duration_ms', r.duration_ms, decimal(r.duration_ms, 1)),
     textCell('fairness', r.fairness),
     cell('timed_out', r.timed_out, count(r.timed_out)),
@@ -256,32 +274,83 @@ function runRow(r, now) {
   ].join('')}</tr>`;
 }
 
+// The host list's search form: a search by name or id over every host,
+// links to every host by id and to the hosts at work.
+function hostSearch(h) {
+  const limit = h.limitGiven === null ? '' : `<input type="hidden" name="limit" value="${esc(h.limitGiven)}">`;
+  return `<form class="find" id="host-search" method="get" action="status" role="search">
+<label>Find a host <input type="search" name="q" value="${esc(h.search ?? '')}" maxlength="64" placeholder="name or id"></label>${limit}
+<button type="submit">Find</button>
+<a href="status${esc(queryString({ page: 1, limit: h.limitGiven }))}">every host, by id</a>
+<a href="status${esc(queryString({ limit: h.limitGiven }))}">the hosts at work</a>
+</form>`;
+}
+
+// Pages of the hosts by id (or of those a search found): first, previous,
+// where we are, next, last.  Links keep the search and the page size.
+function hostPager(h) {
+  const pages = Math.max(1, Math.ceil(h.total / h.limit));
+  const link = (page, text, rel) => `<a href="status${esc(queryString({ page, q: h.search, limit: h.limitGiven }))}"`
+    + ` data-page="${page}"${rel ? ` rel="${rel}"` : ''}>${text}</a>`;
+  const items = [];
+  if (h.page > 1) items.push(link(1, '« first'), link(Math.min(h.page - 1, pages), '‹ previous', 'prev'));
+  items.push(`<span data-page="${h.page}" data-pages="${pages}">page ${count(h.page)} of ${count(pages)}</span>`);
+  if (h.page < pages) items.push(link(h.page + 1, 'next ›', 'next'), link(pages, 'last »'));
+  return `<nav class="pager" id="hosts-pager" aria-label="pages of hosts">${items.join('\n')}</nav>`;
+}
+
+function hostsSection(s, names) {
+  const h = s.hosts;
+  const rows = h.rows.map((row) => hostRow(row, names));
+  if (!h.browse) {
+    return `${hostSearch(h)}
+${table('hosts', 'The hosts at work first: with jobs in progress (the most peak FLOPS first) and on an '
+      + `assignment (the most threads first); then the hosts seen last. ${count(h.rows.length)} of ${count(s.farm.hosts)}`,
+    ['id', 'name', 'last seen', 'threads', 'coprocessors', 'assignment', 'jobs', 'peak', 'credit'],
+    rows, 'No host.')}`;
+  }
+  const first = (h.page - 1) * h.limit + 1;
+  const which = h.search === null ? 'Every host, by id'
+    : `The hosts whose name holds “${h.search}”${/^[0-9]+$/.test(h.search) ? ` or whose id is ${h.search}` : ''}, by id`;
+  const empty = h.total === 0 ? (h.search === null ? 'No host.' : `No host's name holds “${h.search}”.`)
+    : `No host on page ${count(h.page)}: there are ${count(h.total)} hosts, ${count(Math.ceil(h.total / h.limit))} pages of ${count(h.limit)}.`;
+  return `${hostSearch(h)}
+${table('hosts', `${which}: ${count(first)} to ${count(first + h.rows.length - 1)} of ${count(h.total)}`,
+    ['id', 'name', 'last seen', 'threads', 'coprocessors', 'assignment', 'jobs', 'peak', 'credit'],
+    rows, empty)}
+${hostPager(h)}`;
+}
+
 // The part of the page that refreshes: everything below the title.
 function renderMain(s) {
   const names = new Map(s.workloads.map((w) => [String(w.workload_id), w.name ?? '']));
   const assignment = s.workloads.filter((w) => w.kind === 'assignment');
   const jobs = s.workloads.filter((w) => w.kind === 'jobs');
   const measure = s.farm.fairness === 'recent' ? 'recent credit' : null;
-  return `<p class="meta">Database <b>${esc(s.database)}</b> at <time data-v="${esc(iso(s.now))}">${esc(iso(s.now))}</time>;
+  const finished = duration(s.finishedSecs);
+  return `<p class="meta">Database <b>${esc(s.database)}</b> at <time data-v="${esc(iso(s.now))}" data-now="${esc(s.now_text)}">${esc(iso(s.now))}</time>;
 refreshed every ${esc(s.refreshSecs)} s.</p>
 ${settings(s.farm)}
-${summary(s.farm, s.now)}
+${summary(s.farm)}
 <section><h2>Share against fair share</h2>
 <div class="charts">
 ${chart('chart-assignment', 'Assignment workloads', measure ?? 'threads in use', assignment)}
 ${chart('chart-jobs', 'Job workloads', measure ?? 'peak FLOPS in use', jobs)}
 </div></section>
+<section><h2>Share against fair share over time</h2>
+<div class="charts">
+${historyChart('history-assignment', 'Assignment workloads', measure ?? 'threads in use', s.history, 'assignment')}
+${historyChart('history-jobs', 'Job workloads', measure ?? 'peak FLOPS in use', s.history, 'jobs')}
+</div></section>
 <section><h2>Workloads</h2>
-${table('workloads', 'Workloads that are not finished, or still hold hosts or jobs; idle: neither a share nor a fair share',
+${table('workloads', `Workloads that are not finished, finished within ${finished}, or still hold hosts or jobs; `
+      + 'idle: neither a share nor a fair share',
     ['id', 'name', 'kind', 'prio', 'state', 'hosts', 'threads / peak', 'share', 'fair',
       'unsent', 'running', 'done', 'error', 'per app unit'],
     s.workloads.map(workloadRow), 'No workload.')}
 </section>
 <section><h2>Hosts</h2>
-${table('hosts', `The hosts at work first: with jobs in progress (the most peak FLOPS first) and on an `
-      + `assignment (the most threads first); then the hosts seen last. ${count(s.hosts.length)} of ${count(s.farm.hosts)}`,
-    ['id', 'name', 'last seen', 'threads', 'coprocessors', 'assignment', 'jobs', 'peak', 'credit'],
-    s.hosts.map((h) => hostRow(h, names, s.now)), 'No host.')}
+${hostsSection(s, names)}
 </section>
 <section><h2>Apps</h2>
 ${table('apps', 'Apps, their FLOPs per app unit and the credit a job earns',
@@ -292,7 +361,7 @@ ${table('apps', 'Apps, their FLOPs per app unit and the credit a job earns',
 <section><h2>Transitioner</h2>
 ${table('runs', 'Its last runs, newest first',
     ['run', 'finished', 'ms', 'fairness', 'timed out', 'expired', 'reports', 'estimates', 'credited'],
-    s.runs.map((r) => runRow(r, s.now)), 'No run recorded yet.')}
+    s.runs.map(runRow), 'No run recorded yet.')}
 </section>`;
 }
 
@@ -339,19 +408,40 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.name { white-space: normal; overflow-wrap: anywhere; min-width: 8em; max-width: 16em; }
 td.idle { text-align: center; color: var(--muted); font-style: italic; }
 .empty { color: var(--muted); }
+.chart.history .grid { stroke: var(--line); }
+.series path { fill: none; stroke: var(--c); stroke-linecap: round; stroke-linejoin: round; }
+.series path.share { stroke-width: 2.2; }
+.series path.fair { stroke-width: 1.4; stroke-dasharray: 5 4; }
+.c0 { --c: #2563eb; } .c1 { --c: #dc2626; } .c2 { --c: #16a34a; } .c3 { --c: #9333ea; }
+.c4 { --c: #ea580c; } .c5 { --c: #0891b2; } .c6 { --c: #a16207; } .c7 { --c: #db2777; }
+.c8 { --c: #4b5563; } .c9 { --c: #65a30d; }
+.series-legend { list-style: none; display: flex; flex-wrap: wrap; gap: .2rem .9rem; margin: .3rem 0 0;
+                 padding: 0; font-size: .85rem; overflow-wrap: anywhere; }
+.swatch { display: inline-block; width: 1.2em; height: .75em; margin-right: .35em; background: var(--c);
+          border-radius: 2px; }
+tr.finished td { color: var(--muted); }
+a { color: #1d4ed8; }
+.find { display: flex; flex-wrap: wrap; gap: .4rem .9rem; align-items: center; margin: .3rem 0 .6rem; }
+.find input { font: inherit; padding: .2rem .4rem; border: 1px solid #d1d5db; border-radius: 4px; width: 16em;
+              max-width: 100%; }
+.find button { font: inherit; padding: .15rem .8rem; }
+.pager { display: flex; flex-wrap: wrap; gap: .4rem 1rem; margin: .5rem 0; }
 @media (max-width: 600px) { body { font-size: 14px; } main { padding: .4rem; } .cards dd { font-size: 1.05rem; } }
 `;
 
-// The refresh: fetch the main part again and swap it in; on failure keep
-// what is shown and say it is stale.  Without JavaScript, a meta refresh.
+// The refresh: fetch the main part again, for the same page of hosts and
+// the same search, and swap it in; on failure keep what is shown and say it
+// is stale.  Without JavaScript, a meta refresh.
 const SCRIPT = `
 (function () {
   var main = document.querySelector('main');
   var secs = Number(main.getAttribute('data-refresh')) || 10;
   var refreshed = 0;
   function again() { setTimeout(refresh, secs * 1000); }
+  var params = new URLSearchParams(location.search);
+  params.set('part', 'main');
   function refresh() {
-    fetch('status?part=main', { cache: 'no-store' })
+    fetch('status?' + params.toString(), { cache: 'no-store' })
       .then(function (res) { if (!res.ok) throw new Error(res.status); return res.text(); })
       .then(function (html) {
         main.innerHTML = html;
@@ -414,4 +504,4 @@ function renderError(message, nonce) {
 `;
 }
 
-module.exports = { renderPage, renderMain, renderError, renderOff, esc, si, percent, duration };
+module.exports = { renderPage, renderMain, renderError, renderOff, si, percent, duration, age };

@@ -4,7 +4,7 @@
 -- installed; the login roles are created here and dropped by the rollback
 -- (roles are cluster-wide, so they get names no other test uses).
 BEGIN;
-SELECT plan(45);
+SELECT plan(50);
 
 CREATE ROLE allot_test_web LOGIN IN ROLE allot_web;
 CREATE ROLE allot_test_admin LOGIN IN ROLE allot_admin;
@@ -19,10 +19,14 @@ SELECT is((SELECT rolcanlogin FROM pg_roles WHERE rolname = 'allot_admin'), fals
 -- Every SECURITY DEFINER function pins search_path and is owned by
 -- allot_owner: a NOLOGIN role with no members, so no operator can alter
 -- what runs with its rights (and it is not a superuser).
-SELECT is((SELECT count(*)::int FROM pg_proc
-            WHERE pronamespace = 'allot'::regnamespace AND prosecdef
-              AND NOT coalesce(proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)),
-          0, 'every SECURITY DEFINER function pins search_path = pg_catalog, pg_temp');
+-- (assign_workload pins it in C before its first statement, from 0.7.0:
+-- the hostile operators below do not reach it.)
+SELECT set_eq(
+    $$SELECT proname::text FROM pg_proc
+       WHERE pronamespace = 'allot'::regnamespace AND prosecdef
+         AND NOT coalesce(proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)$$,
+    ARRAY['assign_workload'],
+    'every SECURITY DEFINER function pins search_path = pg_catalog, pg_temp, assign_workload in C');
 SELECT is((SELECT count(*)::int FROM pg_proc
             WHERE pronamespace = 'allot'::regnamespace AND prosecdef
               AND proowner <> 'allot_owner'::regrole),
@@ -39,10 +43,15 @@ SELECT is((SELECT count(*)::int FROM pg_auth_members WHERE roleid = 'allot_owner
           0, 'no role is a member of allot_owner');
 -- Functions that run queries pin it too (SQL functions left inlinable are
 -- only called from pinned ones).
-SELECT is((SELECT count(*)::int FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
-            WHERE pronamespace = 'allot'::regnamespace AND l.lanname IN ('c', 'plpgsql')
-              AND proconfig IS NULL),
-          0, 'every C and PL/pgSQL function pins search_path');
+-- Three C functions pin it themselves (0.7.0): assign_workload and the
+-- assignment usage trigger before their first statement, the usage signal
+-- runs none.
+SELECT set_eq(
+    $$SELECT proname::text FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+       WHERE pronamespace = 'allot'::regnamespace AND l.lanname IN ('c', 'plpgsql')
+         AND proconfig IS NULL$$,
+    ARRAY['assign_workload', 'assignment_usage_trigger', 'usage_signal_trigger'],
+    'every C and PL/pgSQL function pins search_path, three of them in C');
 
 -- PUBLIC has nothing.
 SELECT is((SELECT count(*)::int FROM pg_proc
@@ -160,6 +169,39 @@ SELECT is(:'reply_type'::text, 'object'::text,
           'allot_web: request_work ignores functions the caller puts before pg_catalog');
 SELECT throws_ok($$SELECT allot_test_evil.unnest(ARRAY[1])$$, 'P0001', 'hijacked',
                  'the hostile unnest() does raise when called');
+
+-- search_path pinned in C (0.7.0): assign_workload and the assignment usage
+-- trigger have no SET clause.  A caller that puts its own = and + on bigint
+-- before pg_catalog reaches none of their statements: not a new host's
+-- first assignment (its INSERT, the trigger's usage row), not its repeat
+-- (no statement), not a DELETE that fires the trigger under the caller's
+-- own path.  Unpinned, each would raise 'hijacked'.
+CREATE FUNCTION allot_test_evil.hijack_sum(bigint, bigint) RETURNS bigint
+    LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked'; END $$;
+CREATE FUNCTION allot_test_evil.hijack_eq(bigint, bigint) RETURNS boolean
+    LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked'; END $$;
+CREATE OPERATOR allot_test_evil.+ (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = allot_test_evil.hijack_sum);
+CREATE OPERATOR allot_test_evil.= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = allot_test_evil.hijack_eq);
+INSERT INTO allot.host (id, threads) VALUES (4, 2);
+SET ROLE allot_test_web;
+SET search_path = allot_test_evil, pg_catalog;
+SELECT workload_id AS first_workload, repeated AS first_repeated FROM allot.assign_workload(4) \gset
+SELECT repeated AS again_repeated FROM allot.assign_workload(4) \gset
+RESET search_path;
+RESET ROLE;
+SELECT is(:'first_workload'::bigint, 1::bigint,
+          'allot_web: assign_workload''s statements ignore operators the caller puts before pg_catalog');
+SELECT is(:'again_repeated'::boolean, true,
+          'allot_web: and its repeat, which runs none, repeats');
+SELECT is((SELECT threads FROM allot.workload_usage WHERE workload_id = 1), 6::bigint,
+          'the usage trigger counted the new host');
+SET search_path = allot_test_evil, pg_catalog;
+DELETE FROM allot.assignment WHERE host_id OPERATOR(pg_catalog.=) 4;
+RESET search_path;
+SELECT is((SELECT threads FROM allot.workload_usage WHERE workload_id = 1), 4::bigint,
+          'the usage trigger, fired under a caller''s hostile path, uses pg_catalog''s operators');
+SELECT throws_ok($$SELECT 1::bigint OPERATOR(allot_test_evil.+) 1::bigint$$, 'P0001', 'hijacked',
+                 'the hostile + does raise when called');
 
 -- The transitioner and the operator's views, as the admin.
 SET ROLE allot_test_admin;

@@ -1,10 +1,10 @@
 -- The status views and the allot_monitor role (docs/status-page.md): the
--- monitor reads the six status views and nothing else, and the views show
+-- monitor reads the seven status views and nothing else, and the views show
 -- what a farm built here holds, worked out by hand and against recounts of
 -- the tables.  Run as a superuser in a fresh database with allot installed;
 -- the login roles are created here and dropped by the rollback.
 BEGIN;
-SELECT plan(72);
+SELECT plan(74);
 
 CREATE ROLE allot_test_monitor LOGIN IN ROLE allot_monitor;
 CREATE ROLE allot_test_monitor_admin LOGIN IN ROLE allot_admin;
@@ -17,19 +17,19 @@ SELECT ok((SELECT NOT rolcanlogin AND NOT rolsuper FROM pg_roles WHERE rolname =
 
 CREATE TEMP VIEW status_views AS
 SELECT unnest(ARRAY['status_settings', 'status_farm', 'status_workload', 'status_host',
-                    'status_app', 'status_transitioner']) AS name;
+                    'status_app', 'status_transitioner', 'status_share_history']) AS name;
 GRANT SELECT ON status_views TO allot_test_monitor;
 
 SELECT set_eq(
     $$SELECT relname::text FROM pg_class WHERE relnamespace = 'allot'::regnamespace AND relkind = 'v'$$,
     $$SELECT name FROM status_views$$,
-    'schema allot has the six status views');
+    'schema allot has the seven status views');
 SELECT set_eq(
     $$SELECT relname::text FROM pg_class
        WHERE relnamespace = 'allot'::regnamespace
          AND has_table_privilege('allot_test_monitor', oid, 'SELECT')$$,
     $$SELECT name FROM status_views$$,
-    'allot_monitor can read the six status views and no table or sequence');
+    'allot_monitor can read the seven status views and no table or sequence');
 SELECT is((SELECT count(*)::int FROM pg_class
             WHERE relnamespace = 'allot'::regnamespace
               AND (has_table_privilege('allot_test_monitor', oid, 'INSERT')
@@ -53,17 +53,17 @@ SELECT is((SELECT count(*)::int FROM status_views
             WHERE has_table_privilege('public', 'allot.' || name, 'SELECT')),
           0, 'PUBLIC can read no status view');
 
--- Every view and column of the status views and of what 0.5.0 added to
--- keep them cheap carries a comment.
+-- Every view and column of the status views and of what 0.5.0 and 0.7.0
+-- added to keep them cheap carries a comment.
 SELECT is((SELECT string_agg(c.relname, ', ') FROM pg_class c
             WHERE c.relnamespace = 'allot'::regnamespace
-              AND (c.relkind = 'v' OR c.relname IN ('host_credit', 'transitioner_run'))
+              AND (c.relkind = 'v' OR c.relname IN ('host_credit', 'transitioner_run', 'share_history'))
               AND obj_description(c.oid, 'pg_class') IS NULL),
           NULL, 'every status view and new table has a comment');
 SELECT is((SELECT string_agg(c.relname || '.' || a.attname, ', ') FROM pg_class c
              JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
             WHERE c.relnamespace = 'allot'::regnamespace
-              AND (c.relkind = 'v' OR c.relname IN ('host_credit', 'transitioner_run'))
+              AND (c.relkind = 'v' OR c.relname IN ('host_credit', 'transitioner_run', 'share_history'))
               AND col_description(c.oid, a.attnum) IS NULL),
           NULL, 'every column of those has a comment');
 SELECT ok(col_description('allot.job_usage'::regclass, 6) IS NOT NULL
@@ -135,6 +135,8 @@ SELECT throws_ok($$SELECT * FROM allot.transitioner_run$$, '42501', NULL,
                  'allot_monitor cannot read the table behind status_transitioner');
 SELECT throws_ok($$SELECT * FROM allot.host_credit$$, '42501', NULL,
                  'allot_monitor cannot read allot.host_credit');
+SELECT throws_ok($$SELECT * FROM allot.share_history$$, '42501', NULL,
+                 'allot_monitor cannot read the table behind status_share_history');
 SELECT throws_ok($$SELECT * FROM allot.workload_credit$$, '42501', NULL,
                  'allot_monitor cannot read allot.workload_credit');
 SELECT throws_ok($$SELECT allot.run_transitioner()$$, '42501', NULL,
@@ -300,6 +302,7 @@ SELECT results_eq(
                                 'reports_read', reports_read, 'flops_samples', flops_samples,
                                 'flops_estimates', flops_estimates, 'credited', credited,
                                 'debts_folded', debts_folded, 'hosts_seen', hosts_seen,
+                                'shares_recorded', shares_recorded, 'shares_deleted', shares_deleted,
                                 'purged', purged)
         FROM allot.status_transitioner$$,
     ARRAY[:'second'::jsonb, :'reply'::jsonb],

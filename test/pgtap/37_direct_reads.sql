@@ -5,7 +5,7 @@
 -- reads; the privileges a SELECT needs; and a column an operator changed
 -- the type of or renamed refused by name, never misread.
 BEGIN;
-SELECT plan(17);
+SELECT plan(27);
 
 INSERT INTO allot.workload (id, engine) VALUES (1, 'E'), (2, 'F');
 INSERT INTO allot.host (id, threads) VALUES (1, 16), (2, 2), (3, 4), (4, 4), (5, 4);
@@ -92,6 +92,60 @@ SELECT is((SELECT threads FROM allot.workload_usage WHERE workload_id = 2),
           10::bigint, 'an edit of threads still moves the usage row (host 2: 6, host 4: 4)');
 
 SELECT is((SELECT count(*) FROM allot.check_invariants()), 0::bigint, 'the invariants hold');
+
+-- What a backend knows of the watch list (0.7.0) is read again after a
+-- signal.  Host 11 (8 threads) on workload 11 since 00:10, host 12 (4) on
+-- workload 12 since 00:12:30; at 00:13 host 11 has lapsed.  Host 13's
+-- request subtracts it and takes workload 11, and its sweep stops counting
+-- it; host 15's request then knows the list to hold nothing before the
+-- cutoff.  An operator counts host 11 again with its old seen_at: the watch
+-- trigger lists it, and its statement signals.  Host 14's request, at the
+-- same cutoff, must subtract host 11 again (workload 11: 2 threads, not 10)
+-- and take workload 11; with the list as known before the signal it would
+-- take workload 12.
+INSERT INTO allot.workload (id, engine) VALUES (11, 'G'), (12, 'H');
+INSERT INTO allot.host (id, threads) VALUES (11, 8), (12, 4), (13, 1), (14, 1), (15, 1);
+UPDATE allot.workload SET state = 'paused' WHERE id IN (1, 2);
+SELECT count(*) FROM allot.assign_workload(11, '2026-01-01 00:10:00+00', '{12}', 1);
+SELECT count(*) FROM allot.assign_workload(12, '2026-01-01 00:12:30+00', '{11}', 1);
+SELECT is((SELECT workload_id FROM allot.assign_workload(13, '2026-01-01 00:13:00+00')),
+          11::bigint, 'host 13 takes workload 11, whose host has lapsed');
+SELECT is((SELECT counted FROM allot.assignment WHERE host_id = 11), false,
+          'and its request stopped counting the lapsed host');
+SELECT is((SELECT workload_id FROM allot.assign_workload(15, '2026-01-01 00:13:00+00')),
+          11::bigint, 'host 15 takes workload 11 too, having read a list with nothing lapsed');
+UPDATE allot.assignment SET counted = true WHERE host_id = 11;
+SELECT is((SELECT threads FROM allot.workload_usage WHERE workload_id = 11), 10::bigint,
+          'the operator counts host 11 again: workload 11''s usage row holds 10 threads');
+SELECT is((SELECT workload_id FROM allot.assign_workload(14, '2026-01-01 00:13:00+00')),
+          11::bigint, 'host 14 subtracts the lapsed host listed since, and takes workload 11');
+
+-- The transitioner drops the usage rows of workloads no longer active that
+-- no host counts on, and, when there are none, runs no DELETE: a DELETE
+-- fires the usage table's statement trigger, whose signal makes every
+-- backend read its usage copy again.
+CREATE TEMP TABLE usage_deletes (n int);
+CREATE FUNCTION pg_temp.count_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO usage_deletes VALUES (1);
+    RETURN NULL;
+END
+$$;
+GRANT INSERT ON usage_deletes TO PUBLIC;
+CREATE TRIGGER operator_count AFTER DELETE ON allot.workload_usage
+    FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.count_delete();
+UPDATE allot.workload SET state = 'active' WHERE id IN (1, 2);
+DELETE FROM allot.assignment WHERE workload_id IN (1, 2) AND NOT counted;
+SELECT lives_ok($$SELECT allot.run_transitioner('2026-01-01 00:13:30+00')$$, 'the transitioner runs');
+SELECT is((SELECT count(*)::int FROM usage_deletes), 0,
+          'with no unused usage row, it runs no DELETE on allot.workload_usage');
+UPDATE allot.workload SET state = 'finished' WHERE id = 12;
+DELETE FROM allot.assignment WHERE workload_id = 12;
+SELECT lives_ok($$SELECT allot.run_transitioner('2026-01-01 00:14:00+00')$$, 'the transitioner runs again');
+SELECT is((SELECT count(*)::int FROM usage_deletes), 1,
+          'with one (workload 12 finished, no host), one DELETE');
+SELECT is((SELECT count(*)::int FROM allot.workload_usage WHERE workload_id = 12), 0,
+          'which drops it');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -76,10 +76,12 @@ SELECT cmp_ok((SELECT bound_secs FROM allot.estimate_job(11, (SELECT min(id) FRO
 --    equal throughput; forty honest hosts and host 99, which claims 1e18
 --    FLOPS through register_host and holds one job of B.  After a
 --    transitioner run (the farm's median CPU is 1e9), that job counts as
---    1e10 FLOPS (ten times the median), not 1e18, so under fairness =
---    current B looks like ten honest jobs: A gets the next ten, then they
---    alternate, 25 : 15.  In 0.5.2 B looked like the whole farm and all 40
---    went to A.
+--    1e9 FLOPS, not 1e18: from 0.7.0 a host that has proven nothing counts
+--    for the median at most (0.6.0 allowed ten times it, 1e10, and B
+--    looked like ten honest jobs: 25 : 15).  So B looks like one honest
+--    job: A gets the next, then ties are drawn by throughput, 21 : 19 with
+--    these seeds.  In 0.5.2 B looked like the whole farm and all 40 went
+--    to A.
 INSERT INTO allot.app (id, name, est_flops_per_au) VALUES (2, 'pair', 2.5e11);
 INSERT INTO allot.app_version (id, app_id, resource, ncpus) VALUES (2, 2, 'cpu', 1);
 INSERT INTO allot.workload (id, name, engine, app_id, delay_bound) VALUES
@@ -90,16 +92,16 @@ SELECT g, 'honest ' || g, 'Linux', 1, 1e9 FROM generate_series(100, 139) g;
 SELECT allot.register_host(NULL, 'claims 1e18', 'Linux', '{}', 1, 1e18) AS liar \gset
 SELECT ok(allot.run_transitioner('2026-01-02 00:00') IS NOT NULL, '2: fixture: the transitioner runs');
 SELECT is((pg_temp.take(:liar, 3, '2026-01-02 00:01') -> 'jobs' -> 0 ->> 'peak_flops_per_sec')::float8,
-          1e10::float8, '2: the 1e18 host''s job of B is sent counting 1e10 FLOPS');
+          1e9::float8, '2: the 1e18 host''s job of B is sent counting 1e9 FLOPS, the median of proven hosts');
 SELECT is((SELECT (count(*) FILTER (WHERE r -> 'jobs' -> 0 ->> 'workload_id' = '2'))::int
              FROM generate_series(100, 139) h,
                   LATERAL allot.request_work(h, '{"resources": {"cpu": {"req_instances": 1}}, "exclude": [1]}',
                                              '2026-01-02 00:02', h) r),
-          25, '2: forty honest requests: 25 to A, 15 to B (the lying host is ten voices of CPU, not the farm)');
--- Its estimates and how many jobs one request brings: at 1e10 FLOPS a job
--- of 2.5e11 FLOPs is 25 s (in 0.5.2: 2.5e-7 s); asking for an hour it gets
--- what a host ten times the median could run, 144, held to the daily quota,
--- 100; an honest host asking the same gets 3600 / 250 = 15.
+          21, '2: forty honest requests: 21 to A, 19 to B (the lying host counts as one honest host, not the farm)');
+-- Its estimates and how many jobs one request brings: at 1e9 FLOPS a job
+-- of 2.5e11 FLOPs is 250 s (in 0.5.2: 2.5e-7 s; in 0.6.0, at 1e10, 25 s
+-- and 99 jobs); asking for an hour it gets what an honest host asking the
+-- same gets, 3600 / 250 = 15.
 SELECT results_eq(
     $$SELECT jsonb_array_length(r -> 'jobs'), round(min((j ->> 'est_secs')::float8)::numeric, 3)
         FROM allot.request_work(101, '{"resources": {"cpu": {"req_secs": 3600}}, "exclude": [1, 3]}',
@@ -111,8 +113,8 @@ SELECT results_eq(
                FROM allot.request_work(%s, '{"resources": {"cpu": {"req_secs": 3600}}, "exclude": [1, 3]}',
                                        '2026-01-02 00:04', 1) r,
                     jsonb_array_elements(r -> 'jobs') j GROUP BY r$$, :liar),
-    $$VALUES (99, 25.000)$$,
-    '2: the 1e18 host gets jobs of 25 s, as many as the quota leaves (99 of 100), not 2.5e-7 s ones');
+    $$VALUES (15, 250.000)$$,
+    '2: the 1e18 host gets 15 jobs of 250 s, as an honest host does, not 2.5e-7 s ones');
 -- A host's own claim of seconds per app unit counts no faster than its
 -- (plausible) peak allows either.
 SELECT is((SELECT round(est_secs::numeric, 3) FROM allot.estimate_job(101,

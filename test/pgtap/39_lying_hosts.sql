@@ -1,9 +1,12 @@
--- Lying hosts against honest variance (issue 20), as a property: a farm of
--- 100 honest hosts runs an app with a heavy tail (one job in ten takes ten
--- times its prediction) twice, once alone and once beside 5 colluding
--- hosts that report every job as 1e6 app units and are validated too: the
--- worst a validated liar can claim (lib/lying_farm.sql builds the farm;
--- bench/lying_hosts.sh plays it for other numbers of liars and claims).
+-- Lying hosts against honest variance (issues 20 and 30), as a property: a
+-- farm of 100 honest hosts runs an app with a heavy tail (one job in ten
+-- takes ten times its prediction) twice, once alone and once beside 34
+-- colluding owners (a quarter of the voices) that report every job as 1e6
+-- app units and are validated too: the worst a validated liar can claim
+-- (lib/lying_farm.sql builds the farm; bench/lying_hosts.sh plays it for
+-- other numbers of liars and claims).  0.6.0 held 5 such liars of 105 and
+-- broke beyond about one in 16 (34 of 134: the estimate 25,000 times the
+-- honest one); 0.7.0 leaves their claims out (src/voices.h).
 --
 -- Required, after 15 rounds of one job per host, the transitioner after
 -- each:
@@ -21,7 +24,7 @@ BEGIN;
 SELECT plan(7);
 \ir lib/lying_farm.sql
 
-SELECT lives_ok($$SELECT pg_temp.lying_farm(5, 15, 'units')$$, 'fixture: 15 rounds of both runs');
+SELECT lives_ok($$SELECT pg_temp.lying_farm(34, 15, 'units')$$, 'fixture: 15 rounds of both runs');
 
 CREATE FUNCTION pg_temp.within(what text, pct float8) RETURNS text LANGUAGE plpgsql AS $f$
 DECLARE
@@ -31,7 +34,7 @@ BEGIN
     EXECUTE format('SELECT %I FROM outcome WHERE workload_id = 1', what) INTO honest;
     EXECUTE format('SELECT %I FROM outcome WHERE workload_id = 2', what) INTO lied;
     RETURN ok(abs(lied / honest - 1) <= pct / 100,
-              format('%s with 5 lying hosts of 105: %s against %s honest, %s%% apart (at most %s%%)',
+              format('%s with 34 lying owners of 134: %s against %s honest, %s%% apart (at most %s%%)',
                      what, round(lied::numeric, 3), round(honest::numeric, 3),
                      round((100 * (lied / honest - 1))::numeric, 1), pct));
 END

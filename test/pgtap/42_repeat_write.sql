@@ -5,7 +5,7 @@
 -- no usage or watch change; and where the UPDATE would do more (an
 -- operator's trigger, a clock that went back) the UPDATE itself runs.
 BEGIN;
-SELECT plan(13);
+SELECT plan(30);
 
 CREATE EXTENSION amcheck;
 INSERT INTO allot.workload (id, engine) VALUES (1, 'E');
@@ -60,6 +60,93 @@ SELECT is((SELECT repeated FROM allot.assign_workload(1, '2026-01-01 00:00:10+00
           true, 'a request from the past is a repeat');
 SELECT is((SELECT seen_at FROM allot.assignment WHERE host_id = 1),
           '2026-01-01 00:00:10+00'::timestamptz, 'and its seen_at is written as it says');
+
+-- An operator's CHECK, a NOT VALID one, a generated column (issue 30): the
+-- direct write passes none of them by.  A CHECK on seen_at is evaluated on
+-- the new row, and a row it refuses is refused as the UPDATE refuses it.
+ALTER TABLE allot.assignment ADD CONSTRAINT operator_seen_bound
+    CHECK (seen_at < '2026-01-01 00:02:00+00');
+SELECT is((SELECT repeated FROM allot.assign_workload(3, '2026-01-01 00:01:00+00')),
+          true, 'an operator''s CHECK on seen_at lets a row that meets it be written');
+SELECT is((SELECT seen_at FROM allot.assignment WHERE host_id = 3),
+          '2026-01-01 00:01:00+00'::timestamptz, 'and writes it');
+SELECT throws_ok($$SELECT * FROM allot.assign_workload(3, '2026-01-01 00:02:30+00')$$, '23514',
+                 'new row for relation "assignment" violates check constraint "operator_seen_bound"',
+                 'a repeat whose row breaks an operator''s CHECK is refused, as the UPDATE refuses it');
+ALTER TABLE allot.assignment DROP CONSTRAINT operator_seen_bound;
+-- A NOT VALID CHECK that the rows already break (threads 4): the UPDATE
+-- checks the new row, so the repeat is refused.
+ALTER TABLE allot.assignment ADD CONSTRAINT operator_threads CHECK (threads > 4) NOT VALID;
+SELECT throws_ok($$SELECT * FROM allot.assign_workload(4, '2026-01-01 00:01:00+00')$$, '23514',
+                 'new row for relation "assignment" violates check constraint "operator_threads"',
+                 'a NOT VALID CHECK the row breaks refuses the repeat, as the UPDATE does');
+ALTER TABLE allot.assignment DROP CONSTRAINT operator_threads;
+-- A stored generated column that reads seen_at is computed again.
+ALTER TABLE allot.assignment ADD COLUMN seen_minute int
+    GENERATED ALWAYS AS (extract(minute FROM seen_at AT TIME ZONE 'UTC')::int) STORED;
+SELECT is((SELECT repeated FROM allot.assign_workload(5, '2026-01-01 00:02:00+00')),
+          true, 'host 5 repeats beside a generated column');
+SELECT is((SELECT seen_minute FROM allot.assignment WHERE host_id = 5), 2,
+          'the generated column that reads seen_at follows it');
+ALTER TABLE allot.assignment DROP COLUMN seen_minute;
+
+-- A switch writes host.last_workload_id where it read the row: the key
+-- checked as its trigger checks it (the workload's row locked FOR KEY SHARE
+-- by this transaction), the index on last_workload_id holding the new
+-- version, and the host's NOT VALID CHECK evaluated on the new row.
+CREATE EXTENSION pgrowlocks;
+INSERT INTO allot.workload (id, engine, throughput) VALUES (2, 'F', 1000000);
+SELECT is((SELECT workload_id FROM allot.assign_workload(6, '2026-01-01 00:04:00+00')),
+          2::bigint, 'host 6 switches to workload 2, whose throughput leaves it owed');
+SELECT is((SELECT last_workload_id FROM allot.host WHERE id = 6), 2::bigint,
+          'its last_workload_id is 2');
+SELECT ok((SELECT 'For Key Share' = ANY (modes) AND pg_current_xact_id()::text::xid = ANY (xids)
+             FROM pgrowlocks('allot.workload') WHERE locked_row = (SELECT ctid FROM allot.workload WHERE id = 2)),
+          'workload 2''s row is locked FOR KEY SHARE by this transaction, as the key''s check locks it');
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+SELECT is((SELECT array_agg(id) FROM allot.host WHERE last_workload_id = 2), ARRAY[6::bigint],
+          'the index on last_workload_id finds host 6 under workload 2');
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT lives_ok($$SELECT bt_index_check('allot.host_last_workload_idx', true)$$,
+                'the index on last_workload_id holds every host row');
+ALTER TABLE allot.host ADD CONSTRAINT operator_threads CHECK (threads > 4) NOT VALID;
+SELECT throws_ok($$SELECT * FROM allot.assign_workload(7, '2026-01-01 00:04:00+00')$$, '23514',
+                 'new row for relation "host" violates check constraint "operator_threads"',
+                 'a switch of a host row that breaks a NOT VALID CHECK is refused, as the UPDATE refuses it');
+ALTER TABLE allot.host DROP CONSTRAINT operator_threads;
+
+-- A counted assignment that switches is written where it was read too: its
+-- usage moves between the two workloads' rows as the usage trigger moves
+-- it, assigned_at is the switch's time, the workload index finds the new
+-- version; an operator's CHECK on a written column refuses a row that
+-- breaks it, as the UPDATE does.
+-- (Hosts 9 and 10 were swept by host 6's request at 00:04: counted again
+-- on workload 1 first, with workload 2 paused.)
+UPDATE allot.workload SET state = 'paused' WHERE id = 2;
+SELECT count(*) FROM generate_series(9, 10) h, allot.assign_workload(h, '2026-01-01 00:04:30+00');
+UPDATE allot.workload SET state = 'active' WHERE id = 2;
+SELECT is((SELECT workload_id FROM allot.assign_workload(9, '2026-01-01 00:05:00+00')),
+          2::bigint, 'host 9, counted on workload 1, switches to workload 2');
+SELECT results_eq($$SELECT workload_id, assigned_at, seen_at, counted FROM allot.assignment WHERE host_id = 9$$,
+                  $$VALUES (2::bigint, '2026-01-01 00:05:00+00'::timestamptz,
+                            '2026-01-01 00:05:00+00'::timestamptz, true)$$,
+                  'its row is the switch''s: workload 2, assigned and seen at 00:05');
+SELECT is((SELECT count(*)::int FROM allot.check_invariants()), 0,
+          'the usage rows follow the switch');
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+SELECT is((SELECT array_agg(host_id ORDER BY host_id) FROM allot.assignment WHERE workload_id = 2),
+          ARRAY[6::bigint, 9], 'the workload index finds the switched row under workload 2');
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+ALTER TABLE allot.assignment ADD CONSTRAINT operator_threads_max CHECK (threads < 4) NOT VALID;
+SELECT throws_ok($$SELECT * FROM allot.assign_workload(10, '2026-01-01 00:05:00+00')$$, '23514',
+                 'new row for relation "assignment" violates check constraint "operator_threads_max"',
+                 'a switch whose row breaks an operator''s CHECK is refused, as the UPDATE refuses it');
+ALTER TABLE allot.assignment DROP CONSTRAINT operator_threads_max;
+UPDATE allot.workload SET state = 'paused' WHERE id = 2;
 
 -- An operator's trigger on the table: the UPDATE runs, and so the trigger.
 CREATE TEMP TABLE touched (host_id bigint, seen_at timestamptz);

@@ -7,7 +7,7 @@ use Cwd qw(abs_path);
 use Test::More;
 
 my $unit = abs_path(dirname(__FILE__) . '/../unit');
-for my $program (qw(host_queue_test estimate_test app_unit_stats_test selection_test))
+for my $program (qw(host_queue_test estimate_test app_unit_stats_test selection_test share_history_test))
 {
 	system('make', '-s', '-C', $unit, $program) == 0
 	  or BAIL_OUT("could not build $program in $unit");

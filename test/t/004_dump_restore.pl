@@ -106,6 +106,12 @@ VALUES ('a', 'Linux', '{avx2,bmi2}', '{"gcc": "12.2.0"}', '{Secret}', 16, 8, 2, 
        ('h', 'Linux', '{avx2}', '{}', '{}', 6, NULL, 1, 0, false, '{}', 1e9),
        ('scratch', 'Linux', '{}', '{}', '{}', 1, NULL, 1, 0, false, '{}', NULL);
 DELETE FROM allot.host WHERE name = 'scratch';
+-- Two volunteers' hosts, each of an owner (0.7.0), and a job of crunch 1
+-- with a quorum of 2: its replica goes to another owner (allot.job_voice).
+SELECT allot.register_host(NULL, 'alice-pc', 'Linux', '{avx2}', 4, 2e9, owner => 'alice'),
+       allot.register_host(NULL, 'bob-pc', 'Linux', '{avx2}', 4, 2e9, owner => 'bob');
+INSERT INTO allot.job (workload_id, predicted_app_units, min_quorum, target_nresults)
+SELECT id, 2, 2, 2 FROM allot.workload WHERE name = 'crunch 1';
 INSERT INTO allot.host_coproc (host_id, resource, count, peak_flops)
 SELECT h.id, c.resource, c.count, c.peak
   FROM (VALUES ('a', 'nvidia', 2, 1e13), ('c', 'nvidia', 1, 2e13),
@@ -188,7 +194,8 @@ GRANT EXECUTE ON FUNCTION allot.request_work(bigint, jsonb, timestamptz, bigint)
 # derived, rebuilt from the assignments when a request needs them.
 # allot.transitioner_run is left out: it logs this server's transitioner
 # runs with wall-clock times, and is not dumped.  allot.workload_usage_signal
-# holds no rows (usage_cache.c).
+# and allot.assignment_watch_signal hold no rows (usage_cache.c,
+# assignment_usage.c).
 sub snapshot
 {
 	my ($db) = @_;
@@ -198,7 +205,7 @@ sub snapshot
 		q{SELECT relname FROM pg_class
 		   WHERE relnamespace = 'allot'::regnamespace AND relkind IN ('r', 'p')
 		     AND relname NOT IN ('transitioner_run', 'assignment_horizon', 'assignment_watch',
-		                         'workload_usage_signal')
+		                         'workload_usage_signal', 'assignment_watch_signal')
 		   ORDER BY 1});
 	for my $table (@tables)
 	{

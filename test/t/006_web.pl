@@ -1,6 +1,6 @@
 # examples/web, the Node web layer, against a real cluster through real HTTP.
 #
-# The test installs the web layer's packages from its package-lock.json
+# The test installs the front ends' packages from examples/package-lock.json
 # (`npm ci`, into a temp dir: the source tree is not written), starts
 # `node server.js` connected as a login role that is a member of allot_web,
 # and sends HTTP requests (HTTP::Tiny) to every endpoint, each with the key
@@ -31,7 +31,9 @@
 # The server is killed at the end, also when the test dies.
 use strict;
 use warnings FATAL => 'all';
-use File::Copy qw(copy);
+use FindBin;
+use lib $FindBin::RealBin;
+use FrontEnds qw(install_front_ends);
 use HTTP::Tiny;
 use IPC::Run ();
 use JSON::PP;
@@ -91,28 +93,11 @@ SELECT w.rolsuper, w.rolcanlogin, a.rolcanlogin, pg_has_role('web', 'allot_web',
 );
 
 # ---------------------------------------------------------------------------
-# Install the web layer: its files into a temp dir, and its packages with
-# `npm ci` from the committed lock file, or, when the tree already has a
-# node_modules (a machine without the npm registry), that one.
-my $src = "$ENV{TESTDIR}/../examples/web";
-my $webdir = PostgreSQL::Test::Utils::tempdir('web');
-for my $f ('package.json', 'package-lock.json', 'server.js', 'app.js', 'status.js', 'status_render.js',
-	'auth.js', 'host-key.js', 'setup.sql')
-{
-	copy("$src/$f", "$webdir/$f") or die "copy $src/$f: $!";
-}
-if (-d "$src/node_modules")
-{
-	symlink("$src/node_modules", "$webdir/node_modules") or die "symlink: $!";
-	note "using the node_modules of $src";
-}
-else
-{
-	ok( run_log(
-			[ 'npm', 'ci', '--no-audit', '--no-fund' ],
-			init => sub { chdir $webdir or die "chdir $webdir: $!" }),
-		'npm ci installs the packages of package-lock.json');
-}
+# Install the web layer as a reader does: examples/ into a temp dir, and the
+# packages of its npm workspace with `npm ci` (FrontEnds.pm).
+my ($examples, $installed, $npm_said) = install_front_ends(PostgreSQL::Test::Utils::tempdir('web'));
+ok($installed, 'npm ci installs the packages of examples/package-lock.json') or diag($npm_said);
+my $webdir = "$examples/web";
 
 # ---------------------------------------------------------------------------
 # Host keys.  The operator creates the web layer's table (twice: it may be
@@ -169,7 +154,7 @@ is( $node->safe_psql('postgres',
 	my $scrypt = q{const c = require('node:crypto'); const [key, salt] = process.argv.slice(1);
 process.stdout.write(c.scryptSync(key, Buffer.from(salt, 'hex'), 32, {N: 32768, r: 8, p: 1, maxmem: 64 << 20}).toString('hex'));};
 	my ($out, $err) = ('', '');
-	IPC::Run::run([ 'node', '-e', $scrypt, $key{1}, $salt ], '<', \undef, '>', \$out, '2>', \$err);
+	IPC::Run::run([ 'node', '-e', $scrypt, '--', $key{1}, $salt ], '<', \undef, '>', \$out, '2>', \$err);
 	is($out, $hash, 'the stored hash is scrypt(key, salt) with those parameters') or diag($err);
 }
 
@@ -203,11 +188,11 @@ if ($server_pid == 0)
 	exec 'node', 'server.js' or POSIX::_exit(127);
 }
 
-my $http = HTTP::Tiny->new(timeout => 20);
+my $http = HTTP::Tiny->new(timeout => 60);
 # Requests the server answered, so logged: one line each (see how_checked).
 my $answered = 0;
 {
-	my $deadline = time + 30;
+	my $deadline = time + 120;
 	my $status = 599;    # HTTP::Tiny's own "could not connect"
 	while ($status == 599 && time < $deadline)
 	{
@@ -562,7 +547,7 @@ sub how_checked
 	my ($path, $body, @auth) = @_;
 	my ($status) = post($path, $body, @auth);
 	my @requests;
-	my $deadline = time + 10;
+	my $deadline = time + 60;
 	while (time < $deadline)
 	{
 		@requests = grep { /^\S+ (?:GET|POST) / } split /\n/, slurp_file($server_log);
@@ -723,7 +708,7 @@ if ($child == 0)
 }
 {
 	# until the request waits, or its process has ended (then it never will)
-	my $deadline = time + 30;
+	my $deadline = time + 120;
 	my $waiting = 0;
 	while (!$waiting && time < $deadline && waitpid($child, POSIX::WNOHANG) == 0)
 	{
@@ -738,7 +723,7 @@ kill 'TERM', $server_pid;
 {
 	# HTTP::Tiny says 599 when it cannot connect
 	my $fresh = HTTP::Tiny->new(timeout => 5, keep_alive => 0);
-	my $deadline = time + 10;
+	my $deadline = time + 60;
 	my $status = 0;
 	while (time < $deadline && ($status = $fresh->get("$base/")->{status}) != 599)
 	{
@@ -755,7 +740,7 @@ is(slurp_file_or_empty($inflight_file), qq(200 close {"assigned":false}\n),
 	'the request in flight is answered: 200 {"assigned": false}, with Connection: close');
 
 {
-	my $deadline = time + 15;
+	my $deadline = time + 60;
 	my $reaped = 0;
 	while (time < $deadline && ($reaped = waitpid($server_pid, POSIX::WNOHANG)) == 0)
 	{

@@ -8,7 +8,9 @@
 #      plenty of work (idle 0, nothing wasted, shares 1:3), scarce work
 #      (idle fraction computed from the job count), and deadlines shorter
 #      than the jobs (every job wasted); what allot accepted is checked
-#      against its tables.
+#      against its tables;
+#  (c) adaptive replication (allot 0.7.0): its overhead and every host
+#      reliable in the end, against a farm without replication.
 # The emulator is built from $TESTDIR/../emulator into a temp dir.
 # Scenarios whose shares are checked run on one connection: with two, the
 # order in which the server runs a tick's calls varies from run to run, and
@@ -343,6 +345,52 @@ is($node->safe_psql($db, "SELECT count(*) FROM allot.job WHERE state = 'done'"),
 cmp_ok($node->safe_psql($db,
 		"SELECT count(*) FROM allot.job_report WHERE outcome = 'timed_out'"),
 	'>=', $m->{jobs_completed}, 'tight: allot recorded the timeouts');
+
+# ---------------------------------------------------------------------------
+# (c) Adaptive replication (allot 0.7.0): 20 hosts that registered
+# themselves, reliable after 3 consecutive valid results and then always
+# alone.  Every host starts unreliable, so the first jobs are replicated;
+# every host is honest and always on, so every host becomes reliable and
+# replication stops.  The overhead is the replicas among the results done;
+# the same farm without replication has none.
+my $adaptive = <<'EOF';
+[run]
+length = 1d
+tick = 1m
+bucket = 6h
+seed = 5
+connections = 1
+transitioner_interval = 10m
+min_buffer = 1h
+max_buffer = 2h
+[set]
+allot.reliable_after = 3
+allot.reliable_alone_probability = 1
+[app X]
+flops_per_au = 3.6e12
+version = cpu ncpus=1
+[workload X]
+app = X
+delay_bound = 1d
+jobs = 5000
+replication = REPLICATION
+[hosts box]
+count = 20
+registered = yes
+cpus = 1
+cpu_flops = 1e9
+EOF
+($m, $wl, $db) = emulate('adaptive', $adaptive =~ s/REPLICATION/adaptive/r);
+cmp_ok($m->{replication_overhead}, '>', 0, "adaptive: replicas among the results done: $m->{replication_overhead}");
+cmp_ok($m->{replication_overhead}, '<', 0.5, 'adaptive: fewer than one result in two: the hosts became reliable');
+is($m->{hosts_reliable} + 0, 1, 'adaptive: every host is reliable at the end');
+cmp_ok($m->{time_to_reliable_median_hours}, '>', 0,
+	"adaptive: a host took $m->{time_to_reliable_median_hours} h to become reliable");
+is(sprintf('%.6f', $node->safe_psql($db, "SELECT count(*) FILTER (WHERE replica_of IS NOT NULL)::float8 / count(*)
+                                           FROM allot.job WHERE state = 'done'")),
+	sprintf('%.6f', $m->{replication_overhead}), 'adaptive: the overhead is allot\'s share of replicas done');
+($m, $wl, $db) = emulate('alone', $adaptive =~ s/REPLICATION/none/r);
+is($m->{replication_overhead} + 0, 0, 'without replication: no replica');
 
 $node->stop;
 done_testing();

@@ -42,6 +42,29 @@
 #   no file    a workload whose app version has no executable in the front
 #              end: hosts are sent other work, never its job
 #
+# What the volunteer sees and does (issue 32):
+#   messages   A is told, in the replies, why its tasks were aborted,
+#              refused or lost and why no task was sent: boinccmd
+#              --get_messages shows it, and --get_notices the notices;
+#              B is told why no task was sent
+#   notices    the operator's news (admin.js notice) reaches A and C
+#              through the project's feed (notices.php, RSS); bob's
+#              password reset is in his account's feed, the one B's
+#              replies name
+#   web        bob logs in with his password in a browser's way, sets his
+#              resource share: B takes it at its next request
+#   reset      bob forgets his password: get_passwd.php mails a link
+#              (MAIL_COMMAND, a file here); the new password works with
+#              boinccmd --lookup_account, the old one no longer
+#   manager    C, a bare client, joins a stand-in account manager
+#              (boinc_account_manager.js): the manager makes carol's
+#              account, sets her resource share (am_set_info.php), reads it
+#              back (am_get_info.php) and tells C to attach: C attaches, with
+#              that resource share
+#   limits     200 lookups from 100 addresses at once do not keep a
+#              sign-up out of the scrypt gate; an account may make only so
+#              many hosts a day, and have only so many
+#
 # Everything started is stopped by its PID, also when the test dies.
 use strict;
 use warnings;
@@ -49,6 +72,7 @@ use Compress::Zlib qw(memGunzip);
 use Digest::MD5 qw(md5_hex);
 use File::Path qw(make_path);
 use FindBin;
+use JSON::PP qw(encode_json);
 use lib $FindBin::RealBin;
 use BoincTest qw(slurp wait_for show_log);
 use PostgreSQL::Test::Cluster;
@@ -71,9 +95,11 @@ my $data = $bt->data;
 ok(($bt->admin('setup'))[1], 'admin.js setup');
 $bt->netns;
 my $port = 18000 + int(rand(900));
+my $mail = "$work/mail.txt";
 my $url = $bt->start_server($port,
 	PROJECT_NAME => 'allot project 21', MAX_REQUEST_DELAY => 1, ACCOUNT_CREATION => 'open',
-	PASSWORD_TRIES_PER_MINUTE => 30, STATUS_PGUSER => 'farm_status');
+	PASSWORD_TRIES_PER_MINUTE => 30, STATUS_PGUSER => 'farm_status',
+	MAIL_COMMAND => qq{cat >> "$mail"}, NOTICE_POLL_SECS => 5, NEW_HOSTS_PER_DAY => 8, MAX_HOSTS_PER_ACCOUNT => 9);
 ok(($bt->admin(qw(add-app-version --app-version-id 1 --version-num 100 --file), "$fe/app/lines"))[1],
 	'admin.js add-app-version');
 
@@ -86,10 +112,19 @@ sub submit
 	return $id;
 }
 
+# The project's news, for every volunteer's client (notices.php).
+my $news = 'Welcome to allot project 21: this is news for every volunteer.';
+like(($bt->admin('notice', '--title', 'Welcome', '--text', $news))[0], qr/^notice [0-9]+ for everyone: Welcome$/m,
+	'admin.js notice posts the project\'s news');
+
 # ---------------------------------------------------------------------------
 # The clients, started bare as a volunteer's machine is: the Manager's
 # wizard reads the project's config and makes the account.
-my $A = $bt->client('A', ncpus => 3, gui_rpc_port => $port + 1000);
+my $A = $bt->client('A', ncpus => 3, gui_rpc_port => $port + 1000, notices => 1);
+# A and C fetch notices feeds; B does not (<no_info_fetch>): a client that
+# detaches while it fetches a feed can lose track of its next web RPC
+# (boinccmd --lookup_account never ended, once in three runs), and B
+# detaches.
 my $B = $bt->client('B', ncpus => 2, gui_rpc_port => $port + 1001);
 sub cmd { my ($c, @args) = @_; return $bt->boinccmd($c, @args); }
 
@@ -140,13 +175,54 @@ $r = $bt->http('GET', "lookup_account.php?email_addr=alice%40example.org&passwd_
 like($r->[1], qr{<error_num>-199</error_num>.*Too many wrong passwords for this address}s,
 	'after ten wrong passwords for an address, even the right one must wait');
 is(sql("SELECT count(*) FROM boinc.account_key WHERE account_id = $alice"), '1', 'and no key was made');
-my $limited = 0;
-for (1 .. 40)
+# The tries from one client, one after the other on one connection (a
+# process per try took over a minute on a busy machine, and the window is
+# a minute).
+my ($limited, $tries_err) = ('', '');
+IPC::Run::run(
+	[
+		$bt->in_ns, $^X, '-e', q{
+use HTTP::Tiny;
+my ($url, $n) = @ARGV;
+my $ua = HTTP::Tiny->new(timeout => 120);
+for my $i (1 .. $n)
 {
-	$r = $bt->http('GET', "lookup_account.php?email_addr=n$_%40example.org&passwd_hash=" . ('0' x 32));
-	$limited = $_, last if $r->[1] =~ /Too many attempts; try again in [0-9]+ s/;
+	my $r = $ua->get("${url}lookup_account.php?email_addr=n$i%40example.org&passwd_hash=" . ('0' x 32));
+	if ($r->{content} =~ /Too many attempts; try again in [0-9]+ s/) { print $i; exit 0; }
 }
-ok($limited > 0, "one address is refused after PASSWORD_TRIES_PER_MINUTE tries (here at try $limited)");
+print 0;
+}, $url, 40
+	],
+	'<', \undef, '>', \$limited, '2>', \$tries_err, IPC::Run::timeout(600));
+$limited = 0 unless $limited =~ /^[0-9]+$/;
+ok($limited > 0, "one address is refused after PASSWORD_TRIES_PER_MINUTE tries (here at try $limited)")
+  or diag $tries_err;
+
+# 200 lookups of addresses no account has, from 100 client addresses at
+# once (each costs scrypt of a decoy), and a sign-up a second later: the
+# gate in front of scrypt lets setting a password take turns with checking
+# one, so the crowd of lookups does not keep the sign-up out (before, 64
+# waiting lookups refused every sign-up).
+my $log_before_flood = length($bt->server_log);
+my $flood = $bt->http_many(
+	(map { { method => 'GET', local => '127.0.1.' . (1 + $_ % 100),
+		path => "lookup_account.php?email_addr=flood$_%40example.org&passwd_hash=" . ('0' x 32) } } 1 .. 200),
+	{ method => 'GET', local => '127.0.2.1', delay => 1,
+	  path => "create_account.php?email_addr=dave%40example.org&passwd_hash=" . $md5->('dave is here', 'dave@example.org') . '&user_name=dave' });
+my $signup = pop @$flood;
+like($signup->[1], qr{<authenticator>[0-9a-f]{32}</authenticator>}, 'a sign-up among 200 lookups from 100 addresses gets its account key')
+  or diag $signup->[1];
+my %answers;
+$answers{ $_->[1] =~ /<error_num>(-[0-9]+)<\/error_num>/ ? $1 : 'other' }++ for @$flood;
+note 'the 200 lookups were answered: ' . join(', ', map { "$_ x $answers{$_}" } sort keys %answers);
+is(($answers{-206} // 0) + ($answers{-199} // 0), 200, 'each lookup was answered "wrong address or password" or "try again later"');
+# The order the front end answered them in: the sign-up took its turn
+# among the lookups waiting when it came (a second after them, when at most
+# twenty of the sixty-four let in could have been checked), not after all of
+# them (with checks always served first, none is answered after it).
+my ($after_signup) = substr($bt->server_log, $log_before_flood) =~ /create_account: account [0-9]+, a key\n(.*)\z/s;
+my $lookups_after = () = ($after_signup // '') =~ /GET \/lookup_account\.php /g;
+ok($lookups_after >= 10, "the sign-up took its turn: $lookups_after lookups were answered after it");
 
 # host(DIR): the host id the client keeps for the project (0 until it has one).
 sub host
@@ -269,6 +345,10 @@ is(sql("SELECT allot.time_out_host($hA)"), '2', 'the operator times A out: allot
 PostgreSQL::Test::Utils::append_to_file($flag_t2, '');
 ok(wait_for(60, sub { slurp("$A.log") =~ /Computation for task \Q$name{t2}\E finished/ }),
 	'A\'s copy of t2 finishes, its upload held (no network)');
+# B's copy of t2 waits until A's late report has been refused: were B to
+# finish first, A's copy would be superseded instead (on a busy machine A's
+# retry can come late).
+unlink $flag_t2 or die "$flag_t2: $!";
 ok(reported($B, sub { sendings($job{e}) eq "$hA:1:error $hB:2:error" }), 'e fails on B too, as sending 2')
   or diag sendings($job{e});
 is(sql("SELECT state || ' ' || tries || ' ' || failures FROM allot.job WHERE id = $job{e}"), 'error 2 2',
@@ -296,8 +376,23 @@ like(sql("SELECT detail FROM boinc.result WHERE name = '$name{t2}'"), qr/^55000:
 like($bt->server_log, qr/\[HOST#$hA\] scheduler request: .*aborts \Q$name{t1}\E[ ;]/, 'A\'s copy of t1 is sent <result_abort>');
 ok(wait_for(60, sub { slurp("$A.log") =~ /result state=ABORTED for \Q$name{t1}\E from abort_task/ }),
 	'and A aborts it');
+# What A's volunteer is told of it, in the replies' messages: the event log
+# (boinccmd --get_messages) and, as notices, the Manager's Notices tab
+# (--get_notices; A asks for no work meanwhile, which would clear them).
+my $said = cmd($A, '--get_messages', '0');
+like($said, qr/\[allot project 21\] Message from server: The project aborts task \Q$name{t1}\E: it is no longer this computer's/,
+	'boinccmd --get_messages: A is told why the project aborted its t1');
+like($said, qr/\[allot project 21\] Message from server: Task \Q$name{t2}\E was not accepted: job $job{t2} timed out on host $hA: its report comes too late\. It earns no credit\./,
+	'and why its late t2 earns nothing');
+like($said, qr/\[allot project 21\] No tasks sent for CPU: no task for this computer's CPU is available now; asking again in [0-9]+ (?:s|min)\./,
+	'and, earlier, why a request for work got none');
+my $noticed = cmd($A, '--get_notices', '0');
+like($noticed, qr/The project aborts task \Q$name{t1}\E/, 'boinccmd --get_notices: the abort is a notice too');
+like($noticed, qr/Task \Q$name{t2}\E was not accepted/, 'and so is the refused report');
+unlike($noticed, qr/No tasks sent/, 'not why no task was sent: that is in the event log only');
 ok(!-e "$data/upload/$job{t1}/1" && !-e "$data/upload/$job{t2}/1", 'nothing of A\'s sendings of t1 and t2 is left in upload/');
 PostgreSQL::Test::Utils::append_to_file($flag_t1, '');
+PostgreSQL::Test::Utils::append_to_file($flag_t2, '');
 
 # ---------------------------------------------------------------------------
 # A reset: what A held is lost, and goes to B at once.
@@ -309,7 +404,7 @@ $name{$_} = result_name($job{$_}, $hA) for qw(r1 r2);
 
 ok(reported($B, sub { sendings($job{t1}) eq "$hA:1:superseded $hB:2:success" && sendings($job{t2}) eq "$hA:1:refused $hB:2:success" }),
 	't1 and t2 are done on B, sending 2') or diag sendings($job{t1}) . ' / ' . sendings($job{t2});
-like(($bt->admin('validate'))[0], qr/4 job\(s\) validated/, 'admin.js validate: s1 on A; w, t1 and t2 on B');
+like(($bt->admin('validate'))[0], qr/^4 result\(s\) judged$/m, 'admin.js validate: s1 on A; w, t1 and t2 on B');
 is(sql(q{SELECT allot.run_transitioner() ->> 'credited'}), '4', 'run_transitioner credits them');
 my ($credit_A, $credit_B) = map { sql("SELECT total_credit FROM allot.host_credit(ARRAY[$_]::bigint[])") } $hA, $hB;
 ok($credit_A > 0 && $credit_B > 0, "A earned $credit_A credits, B $credit_B");
@@ -345,6 +440,9 @@ like($bt->server_log, qr/\[HOST#$hA\] lost \Q$name{r1}\E \(job $job{r1}, sending
 	'allot takes them back at once');
 is(sql("SELECT string_agg(outcome, ' ') FROM allot.job_report WHERE host_id = $hA AND job_id IN ($job{r1}, $job{r2})"),
 	'lost lost', 'allot keeps the losses');
+# (The client shows a reply's messages once it has handled the reply.)
+ok(wait_for(30, sub { cmd($A, '--get_messages', '0') =~ /Message from server: Task \Q$name{r1}\E is no longer on this computer; the project sends it to another one\./ }),
+	'A is told that the project took its lost r1 back');
 
 ok(wait_for(60, sub { host($B) }), 'B is attached again');
 is(host($B), $hB, "and is host $hB again: the front end knew it by its account and host_cpid");
@@ -360,11 +458,77 @@ ok(give($B, $job{r1}, $job{r2}), 'B is sent r1 and r2');
 is(sql("SELECT bool_and(deadline - now() > interval '23 hours') FROM allot.job WHERE id IN ($job{r1}, $job{r2})"), 't',
 	'long before A\'s deadline for them would have passed');
 PostgreSQL::Test::Utils::append_to_file($flag_r, '');
+ok(reported($B, sub { sendings($job{r1}) =~ / $hB:2:success$/ && sendings($job{r2}) =~ / $hB:2:success$/ }),
+	'B does r1 and r2') or diag sendings($job{r1}) . ' / ' . sendings($job{r2});
+# B, idle, asks for work when there is none: its volunteer is told why.
+cmd($B, '--project', $url, 'allowmorework');
+ok(wait_for(90, sub {
+	cmd($B, '--project', $url, 'update') if rpc_idle($B);
+	return cmd($B, '--get_messages', '0') =~ /\[allot project 21\] No tasks sent for CPU: no task for this computer's CPU is available now; asking again in [0-9]+ (?:s|min)\./;
+}), 'boinccmd --get_messages: B is told why it got no task');
+hold($B);
+
+# The project's news, on A's Notices (notices.php, fetched every
+# NOTICE_POLL_SECS once a reply named the feed; C shows it too, below).
+ok(wait_for(60, sub { cmd($A, '--get_notices', '0') =~ /\Q$news\E/ }), "boinccmd --get_notices: A shows the project's news");
+
+# ---------------------------------------------------------------------------
+# Bob in a browser: he logs in with his password and sets his resource
+# share; B takes it at its next request.
+my $w = $bt->web('GET', 'login_form.php');
+like($w->{content}, qr{<form method="post" action="login_action.php">}, 'login_form.php: the login form');
+$w = $bt->web('POST', 'login_action.php', form => { email_addr => 'bob@example.org', passwd => 'wrong password' });
+ok($w->{status} == 200 && !$w->{cookie} && $w->{content} =~ /Wrong email address or password/,
+	'login_action.php with a wrong password: no session');
+$w = $bt->web('POST', 'login_action.php', form => { email_addr => 'Bob@Example.org', passwd => 'battery staple' });
+my $session = $w->{cookie};
+ok($w->{status} == 303 && $w->{location} =~ /home\.php$/ && $session, 'with his password: a session cookie, and home.php');
+$w = $bt->web('GET', 'home.php', cookie => $session);
+my ($form_token) = $w->{content} =~ /name="form_token" value="([0-9a-f]{32})"/;
+ok($w->{content} =~ m{<h1>Your account, bob</h1>} && $form_token, 'home.php: his account, and forms with their token');
+$w = $bt->web('POST', 'edit_prefs.php', cookie => $session, form => { resource_share => 5, form_token => '0' x 32 });
+like($w->{content}, qr/This form is not one this project gave you/, 'a form without its session\'s token is refused');
+$w = $bt->web('POST', 'edit_prefs.php', form => { resource_share => 5, form_token => $form_token });
+like($w->{content}, qr/Log in first/, 'and one without the session');
+$w = $bt->web('POST', 'edit_prefs.php', cookie => $session, form => { resource_share => 50, form_token => $form_token });
+is($w->{status}, 303, 'edit_prefs.php: resource share 50');
+is(sql("SELECT resource_share FROM boinc.account WHERE id = $bob"), '50', 'kept with his account');
+cmd($B, '--project', $url, 'update');
+ok(wait_for(60, sub { cmd($B, '--get_project_status') =~ /resource share: 50\.000000/ }),
+	'B takes it from its next reply: boinccmd --get_project_status shows resource share 50');
+
+# Bob forgets his password: a link by mail (MAIL_COMMAND), a new password.
+$w = $bt->web('GET', 'get_passwd.php');
+like($w->{content}, qr{<form method="post" action="get_passwd.php">}, 'get_passwd.php: the form');
+$w = $bt->web('POST', 'get_passwd.php', form => { email_addr => 'nobody@example.org' });
+my $answer = $w->{content};
+$w = $bt->web('POST', 'get_passwd.php', form => { email_addr => 'bob@example.org' });
+is($w->{content}, $answer, 'the same answer whether or not an account has the address');
+my $link;
+ok(wait_for(30, sub { ($link) = slurp($mail) =~ m{(reset_password\.php\?token=[0-9a-f]{32})}; $link }), 'a link is mailed');
+like(slurp($mail), qr/^To: bob\@example\.org\nSubject: allot project 21: your password\n/m, 'to bob, by MAIL_COMMAND');
+unlike(slurp($mail), qr/nobody/, 'and none to the address no account has');
+$w = $bt->web('GET', $link);
+like($w->{content}, qr{<form method="post" action="reset_password.php">}, 'the link: a form for the new password');
+my ($token) = $link =~ /token=([0-9a-f]+)/;
+$w = $bt->web('POST', 'reset_password.php', form => { token => $token, passwd => 'staple battery' });
+like($w->{content}, qr/Your password is set/, 'reset_password.php: the new password is set');
+$w = $bt->web('POST', 'reset_password.php', form => { token => $token, passwd => 'another one' });
+like($w->{content}, qr/This link is not valid, or no longer/, 'the link works once');
+is($bt->web('GET', 'home.php', cookie => $session)->{status}, 303, 'his session ended with the reset');
+like(cmd($B, '--lookup_account', $url, 'bob@example.org', 'staple battery'), qr/^account key: [0-9a-f]{32}$/m,
+	'boinccmd --lookup_account takes the new password');
+unlike(cmd($B, '--lookup_account', $url, 'bob@example.org', 'battery staple'), qr/account key/, 'and no longer the old one');
+# The feed B's replies name (his account's): the reset is in it.
+my ($feed) = slurp((glob("$B/sched_reply_*.xml"))[0]) =~ m{<rss_feed>\s*<url>\Q$url\E([^<]+)</url>};
+$feed = ($feed // '') =~ s/&amp;/&/gr;
+like($bt->http('GET', $feed)->[1], qr{<item>\n<title>[^<]*</title>.*<description>[^<]*The password of your account was reset through a link mailed to you}s,
+	"the feed B's replies name ($feed) holds a notice of the reset (his account's own)");
 
 # ---------------------------------------------------------------------------
 # The pages volunteers' tools read.
 $r = $bt->http('GET', 'server_status.php?xml=1');
-like($r->[1], qr{<server_status>.*<results_in_progress>[0-9]+</results_in_progress>.*<users_total>2</users_total>.*<hosts_total>2</hosts_total>}s,
+like($r->[1], qr{<server_status>.*<results_in_progress>[0-9]+</results_in_progress>.*<users_total>3</users_total>.*<hosts_total>2</hosts_total>}s,
 	'server_status.php?xml=1: BOINC\'s XML with the counts');
 $r = $bt->http('GET', 'server_status.php');
 like($r->[1], qr{<h1>Server status</h1>}, 'server_status.php: the page');
@@ -389,7 +553,7 @@ like($stats{'host.gz'}, qr{<host>\n <id>$hA</id>\n <total_credit>\Q${\ sprintf('
 	'host.gz: the hosts and their credit');
 unlike($stats{'host.gz'}, qr/host_cpid|userid|domain_name/, 'and nothing that names a machine or its owner');
 like($stats{'team.gz'}, qr{^<\?xml version="1.0" encoding="utf-8"\?>\n<teams>\n</teams>\n$}, 'team.gz: no teams');
-like($stats{'tables.xml'}, qr{<nusers_total>2</nusers_total>.*<nhosts_total>2</nhosts_total>.*<name>lines</name>}s,
+like($stats{'tables.xml'}, qr{<nusers_total>3</nusers_total>.*<nhosts_total>2</nhosts_total>.*<name>lines</name>}s,
 	'tables.xml: the totals and the app');
 $r = $bt->http('GET', 'status');
 like($r->[1], qr/farm status/, 'the farm\'s status page is served by this front end too');
@@ -528,10 +692,53 @@ unlike(join("\n", grep { /\[HOST#$hH\]/ } split /\n/, $bt->server_log), qr/no ex
 is(sql("SELECT state FROM allot.job WHERE id = $job{x}"), 'unsent', 'workload 2\'s job is still unsent');
 
 # ---------------------------------------------------------------------------
+# An account may make NEW_HOSTS_PER_DAY (8) hosts a day, and have
+# MAX_HOSTS_PER_ACCOUNT (9).  Bob has made 6 today that are still his.
+is(sql("SELECT count(*) FROM boinc.host WHERE account_id = $bob"), '6', 'bob has 6 hosts, all made today');
+my @more = map { (ask(sprintf('%032x', 0xb0b0 + $_), 0, []) =~ m{<hostid>([0-9]+)</hostid>})[0] } 1 .. 2;
+ok(@more == 2 && !grep({ !defined } @more), "two more are made (@{[ map { $_ // '-' } @more ]})");
+$reply = ask(sprintf('%032x', 0xb0b0 + 3), 0, []);
+like($reply, qr{<message priority="notice">No new computer for this account: This account added 8 computers in the last 24 hours, the most it may \(8\)\.</message>},
+	'the ninth of the day is refused, and the volunteer told why');
+ok($reply !~ /<hostid>/ && $reply =~ m{<request_delay>([0-9]+)</request_delay>} && $1 > 80000,
+	'no host, and a delay until the first of the day is a day old');
+sql("UPDATE boinc.host SET created_at = created_at - interval '2 days' WHERE account_id = $bob");
+like(ask(sprintf('%032x', 0xb0b0 + 4), 0, []), qr{<hostid>[0-9]+</hostid>}, 'two days later a ninth is made');
+like(ask(sprintf('%032x', 0xb0b0 + 5), 0, []),
+	qr{<message priority="notice">No new computer for this account: This account has 9 computers, the most it may have \(9\); ask the project to allow more\.</message>},
+	'and a tenth is refused: the most an account may have');
+is(sql("SELECT count(*) FROM boinc.host WHERE account_id = $bob"), '9', 'bob has 9 hosts');
+unlike(ask('deadbeefdeadbeefdeadbeefdeadbeef', $hD, []), qr/No new computer/, 'a host bob has is still served');
+
+# ---------------------------------------------------------------------------
+# An account manager attaches C, a bare client: it makes carol's account on
+# the project, sets her resource share, reads it back, and tells C to
+# attach (boinc_account_manager.js).
+my $am_port = $port + 1500;
+my $am_log = "$work/account_manager.log";
+$bt->spawn('manager', "$work/account_manager.out", {}, $bt->in_ns, $bt->tools->{node}, "$FindBin::RealBin/boinc_account_manager.js",
+	$am_port, $url, encode_json({ 'carol@example.org' => { password => 'carol sings', name => 'carol', resource_share => 40 } }), $am_log);
+ok(wait_for(30, sub { slurp($am_log) =~ /listening/ }), 'the account manager is up') or diag slurp("$work/account_manager.out");
+my $C = $bt->client('C', ncpus => 1, gui_rpc_port => $port + 1002, notices => 1);
+my $joined = cmd($C, '--join_acct_mgr', "http://127.0.0.1:$am_port/", 'carol@example.org', 'carol sings');
+unlike($joined, qr/poll status: (?!operation in progress)/, 'boinccmd --join_acct_mgr: C joins the account manager') or diag $joined;
+ok(wait_for(60, sub { host($C) }), 'C is attached to the project, and has a host id: ' . host($C));
+my $carol = sql("SELECT id || ' ' || name || ' ' || resource_share FROM boinc.account WHERE email_addr = 'carol\@example.org'");
+like($carol, qr/^[0-9]+ carol 40$/, 'carol\'s account, made by the manager, with the resource share it set');
+($carol) = $carol =~ /^([0-9]+)/;
+like(slurp($am_log), qr/create_account\.php: a key for carol\@example\.org\nam_set_info\.php: success\nam_get_info\.php: id $carol, resource_share 40\n/,
+	'the manager\'s calls: create_account.php, am_set_info.php, am_get_info.php');
+is(sql('SELECT account_id FROM boinc.host WHERE host_id = ' . host($C)), $carol, 'C is carol\'s host');
+ok(wait_for(60, sub { cmd($C, '--get_project_status') =~ /resource share: 40\.000000/ }),
+	'C shows the resource share the manager set on the project');
+ok(wait_for(60, sub { cmd($C, '--get_notices', '0') =~ /\Q$news\E/ }), 'and the project\'s news');
+is($bt->stop('manager'), 0, 'the account manager exits with status 0');
+
+# ---------------------------------------------------------------------------
 show_log('front end', "$work/server.log", qr/HOST#|upload|lookup|create|refused|lost/);
 show_log("client A (host $hA)", "$A.log", qr/Scheduler request|got ack|Starting task|Computation for task|Giving up|Aborting|Resetting|attach|detach|upload|abort/i);
 show_log("client B (host $hB)", "$B.log", qr/Scheduler request|got ack|Starting task|Computation for task|Giving up|Aborting/i);
-for my $name (qw(A B server))
+for my $name (qw(A B C server))
 {
 	is($bt->stop($name), 0, "$name exits with status 0 on SIGTERM");
 }

@@ -125,7 +125,7 @@ sub session
 {
 	my ($cmd, $marker_cmd, $env) = @_;
 	my $s = { in => '', out => '', err => '', marker_cmd => $marker_cmd, n => 0 };
-	$s->{timer} = IPC::Run::timeout(180);
+	$s->{timer} = IPC::Run::timeout(600);
 	$s->{h} = IPC::Run::start(
 		$cmd,
 		init => sub {
@@ -161,10 +161,11 @@ sub run_block
 	$s->{out} = '';
 	$s->{in} .= "$code\n" . sprintf($s->{marker_cmd}, $marker) . "\n";
 	my $ok = eval {
-		# a block waits for a BOINC client's cycle at most; a background
+		# a hang guard (a BOINC client's cycle takes a minute, more on a busy
+		# machine); a background
 		# command holding the session's pipes after it died would otherwise
 		# keep us here
-		$s->{timer}->start(180);
+		$s->{timer}->start(600);
 		while ($s->{out} !~ /^\Q$marker\E$/m)
 		{
 			return 0 unless $s->{h}->pumpable;

@@ -182,11 +182,14 @@ $$;
 CREATE FUNCTION stress.edit_workload(jobs boolean, r int) RETURNS text LANGUAGE sql AS $$
     SELECT CASE r % 4
            WHEN 0 THEN stress.edit('add ' || kind, CASE WHEN jobs THEN format(
-               'WITH w AS (INSERT INTO allot.workload (name, engine, app_id, throughput, delay_bound)
-                           VALUES (''added '' || nextval(''stress.names''), ''cruncher'', %s, %s, ''3 days'')
+               'WITH w AS (INSERT INTO allot.workload (name, engine, app_id, throughput, delay_bound, state)
+                           VALUES (''added '' || nextval(''stress.names''), ''cruncher'', %s, %s, ''3 days'', %L)
                            RETURNING id)
                 INSERT INTO allot.job (workload_id) SELECT id FROM w, generate_series(1, 50)',
-               1 + r % 3, 500 + r % 2000)
+               -- Every other one paused (until a resume): on a busy machine
+               -- the reports fall behind, every active job workload has
+               -- jobs in progress, and a delete would never be allowed.
+               1 + r % 3, 500 + r % 2000, CASE WHEN r % 8 = 0 THEN 'paused' ELSE 'active' END)
                ELSE format('INSERT INTO allot.workload (name, engine, throughput)
                             VALUES (''added '' || nextval(''stress.names''), ''Ethereal'', %s)',
                            500 + r % 2000) END)

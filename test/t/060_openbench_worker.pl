@@ -45,6 +45,9 @@ use Cwd qw(abs_path);
 use Digest::SHA qw(sha256_hex);
 use File::Copy qw(copy);
 use File::Path qw(make_path);
+use FindBin;
+use lib $FindBin::RealBin;
+use FrontEnds qw(install_front_ends);
 use IO::Uncompress::Bunzip2 qw(bunzip2 $Bunzip2Error);
 use IPC::Run ();
 use JSON::PP;
@@ -70,11 +73,16 @@ sub elapsed { return sprintf('%.0f s', time - $started); }
 # (scripts/openbench_fixtures.py check).  Without them the test is skipped,
 # saying what is missing and how to get it; under CI=true it fails.
 # (scripts/test.sh passes the checkout's root as ALLOT_REPO: it tests a copy.)
-my $repo = abs_path($ENV{ALLOT_REPO} // "$ENV{TESTDIR}/..");
+# (The checkout may sit where this test's user cannot resolve its path, say
+# below root's own mktemp -d: then it is taken as given.)
+my $repo = $ENV{ALLOT_REPO} // "$ENV{TESTDIR}/..";
+$repo = abs_path($repo) // $repo;
+# The tree this test runs from (a copy its user can read) for the scripts.
+my $tree = abs_path("$ENV{TESTDIR}/..");
 my $cache_root = $ENV{ALLOT_CACHE}
   // ($> == 0 ? '/var/cache/allot' : ($ENV{XDG_CACHE_HOME} // "$ENV{HOME}/.cache") . '/allot');
 my ($shared, @why_not);
-for my $dir (grep { defined } $ENV{ALLOT_OPENBENCH_DIR}, abs_path("$repo/..") . '/shared/openbench',
+for my $dir (grep { defined } $ENV{ALLOT_OPENBENCH_DIR}, (abs_path("$repo/..") // "$repo/..") . '/shared/openbench',
 	"$cache_root/openbench")
 {
 	if (!-d $dir)
@@ -83,7 +91,7 @@ for my $dir (grep { defined } $ENV{ALLOT_OPENBENCH_DIR}, abs_path("$repo/..") . 
 		next;
 	}
 	my $problems = '';
-	if (IPC::Run::run([ '/usr/bin/python3', "$repo/scripts/openbench_fixtures.py", 'check', $dir ],
+	if (IPC::Run::run([ '/usr/bin/python3', "$tree/scripts/openbench_fixtures.py", 'check', $dir ],
 			'<', \undef, '>', \$problems, '2>&1'))
 	{
 		$shared = $dir;
@@ -165,7 +173,7 @@ if (-x $fastchess)
 }
 else
 {
-	$fastchess_build = IPC::Run::start([ 'bash', "$repo/scripts/build_fastchess.sh", $fastchess_zip, $fastchess ],
+	$fastchess_build = IPC::Run::start([ 'bash', "$tree/scripts/build_fastchess.sh", $fastchess_zip, $fastchess ],
 		'<', \undef, '>', $fastchess_log, '2>&1', init => sub { $ENV{TMPDIR} = $work });
 }
 
@@ -194,24 +202,11 @@ ok($ok, 'setup.sql, run by the operator, creates the front end\'s schema') or di
 ok(!$ok && $out =~ /run setup\.sql as the operator, not as the superuser/,
 	'setup.sql refuses a superuser: its functions would run as one');
 
-# The front end, in a work directory.
-my $fe = "$work/frontend";
-make_path($fe);
-for my $f (qw(package.json package-lock.json server.js admin.js db.js forms.js machines.js networks.js
-	results.js secrets.js sprt.js workloads.js))
-{
-	copy("$src/$f", "$fe/$f") or die "copy $src/$f: $!";
-}
-if (-d "$src/node_modules")
-{
-	symlink("$src/node_modules", "$fe/node_modules") or die "symlink: $!";
-	note "using the node_modules of $src";
-}
-else
-{
-	($out, $ok) = run_cmd({}, '/bin/sh', '-c', qq{cd "$fe" && "$tool{npm}" ci --no-audit --no-fund});
-	ok($ok, 'npm ci installs the front end\'s packages from package-lock.json') or diag($out);
-}
+# The front end, installed as a reader installs it (FrontEnds.pm), in the
+# work directory.
+my ($examples, $installed, $npm_said) = install_front_ends($work, $tool{npm});
+ok($installed, 'npm ci installs the front ends\' packages from examples/package-lock.json') or diag($npm_said);
+my $fe = "$examples/openbench";
 
 # The SPRT arithmetic against OpenBench's (OpenBench/stats.py, the
 # figures it gives for these counts).
@@ -278,7 +273,7 @@ my $ready = "$work/netns-ready";
 spawn('holder', "$work/holder.log", {}, $work, $tool{unshare}, '--user', '--map-root-user', '--net', '--',
 	@tied, '/bin/sh', '-c', qq{"$tool{ip}" link set lo up && touch "$ready" && exec sleep 900});
 {
-	my $deadline = time + 20;
+	my $deadline = time + 120;
 	sleep 0.05 while !-e $ready && time < $deadline;
 	ok(-e $ready, 'a network namespace with only loopback is up') or BAIL_OUT(slurp("$work/holder.log"));
 }
@@ -323,7 +318,7 @@ spawn('server', $server_log,
 	  FASTCHESS_REPO_URL => "$fs/fastchess", FASTCHESS_REPO_REF => '1525c4b', MAX_FORM_BYTES => 262144 },
 	$work, @in_ns, $tool{node}, "$fe/server.js");
 {
-	my $deadline = time + 30;
+	my $deadline = time + 120;
 	sleep 0.1 while slurp($server_log) !~ /serving/ && time < $deadline
 	  && waitpid($pid{server}, POSIX::WNOHANG) == 0;
 	like(slurp($server_log), qr/serving OpenBench workers at \Q$url\E\//, "the front end serves $url")
@@ -469,7 +464,7 @@ for my $w (qw(w1 w2))
 	ok($python && kill('INT', $python), "Ctrl-C to worker $w");
 }
 {
-	my $deadline = time + 60;
+	my $deadline = time + 300;
 	while (time < $deadline && keys %status < 2)
 	{
 		for my $w (qw(w1 w2))

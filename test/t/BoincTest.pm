@@ -17,8 +17,8 @@ use strict;
 use warnings FATAL => 'all';
 use Digest::MD5 ();
 use Exporter 'import';
-use File::Copy qw(copy);
 use File::Path qw(make_path);
+use FrontEnds qw(install_front_ends);
 use IPC::Run ();
 use JSON::PP;
 use POSIX ();
@@ -195,35 +195,16 @@ sub netns
 
 sub in_ns { return @{ $_[0]{in_ns} }; }
 
-# The front end (examples/boinc, and examples/web's status page it serves)
-# copied into WORK/examples, its packages, and the app built; returns the
-# front end's directory.
+# The front ends (examples/, FrontEnds.pm) copied into WORK and their
+# packages installed, and the app built; returns the BOINC front end's
+# directory.
 sub install
 {
 	my ($self) = @_;
 	my $t = $self->{tool};
-	my $examples = "$ENV{TESTDIR}/../examples";
-	for my $part ([ boinc => qw(schema.sql app/lines.c app/Makefile) ], ['web'])
-	{
-		my ($name, @more) = @$part;
-		my ($src, $dst) = ("$examples/$name", "$self->{work}/examples/$name");
-		make_path($dst, @more ? "$dst/app" : ());
-		for my $f ((map { s{^\Q$src\E/}{}r } glob("$src/*.js")), qw(package.json package-lock.json), @more)
-		{
-			copy("$src/$f", "$dst/$f") or die "copy $src/$f: $!";
-		}
-		if (-d "$src/node_modules")
-		{
-			symlink("$src/node_modules", "$dst/node_modules") or die "symlink: $!";
-			note "using the node_modules of $src";
-		}
-		else
-		{
-			ok(run_log([ $t->{npm}, 'ci', '--no-audit', '--no-fund' ], init => sub { chdir $dst or die $! }),
-				"npm ci installs the packages of examples/$name from package-lock.json");
-		}
-	}
-	$self->{fe} = "$self->{work}/examples/boinc";
+	my ($examples, $installed, $npm_said) = install_front_ends($self->{work}, $t->{npm});
+	ok($installed, 'npm ci installs the packages of examples/package-lock.json') or diag($npm_said);
+	$self->{fe} = "$examples/boinc";
 	ok(run_log([ $t->{make}, '-C', "$self->{fe}/app" ]), 'the app builds against libboinc-app-dev');
 	return $self->{fe};
 }
@@ -257,21 +238,24 @@ sub start_server
 
 sub server_log { return slurp($_[0]{server_log}); }
 
-# client(NAME, ncpus => N, attach => KEY, gui_rpc_port => PORT): a
-# client's directory, set up: no benchmarks, small buffers, logging every
+# client(NAME, ncpus => N, attach => KEY, gui_rpc_port => PORT, notices => 1):
+# a client's directory, set up: no benchmarks, small buffers, logging every
 # scheduler operation, file transfer and task; started in the namespace
 # (attached to the front end with KEY when given; answering boinccmd on
-# PORT, so that clients can share the namespace).  Returns its directory;
-# its log is DIR.log.
+# PORT, so that clients can share the namespace).  Without notices it
+# fetches no notices feeds (<no_info_fetch>); with it, it fetches the
+# project's (and tries BOINC's project list, which the namespace does not
+# reach).  Returns its directory; its log is DIR.log.
 sub client
 {
 	my ($self, $name, %opt) = @_;
 	my $dir = "$self->{work}/$name";
 	make_path($dir);
 	my $ncpus = $opt{ncpus} // 1;
+	my $info = $opt{notices} ? '' : '<no_info_fetch/>';
 	PostgreSQL::Test::Utils::append_to_file("$dir/cc_config.xml", qq{<cc_config>
 <log_flags><sched_op_debug/><file_xfer_debug/><task_debug/></log_flags>
-<options><skip_cpu_benchmarks/><no_info_fetch/><dont_contact_ref_site/><no_gpus/><ncpus>$ncpus</ncpus></options>
+<options><skip_cpu_benchmarks/>$info<dont_contact_ref_site/><no_gpus/><ncpus>$ncpus</ncpus></options>
 </cc_config>
 });
 	PostgreSQL::Test::Utils::append_to_file("$dir/global_prefs_override.xml", q{<global_preferences>
@@ -302,7 +286,7 @@ my $http_client = q{
 use HTTP::Tiny; use JSON::PP;
 local $/; my $body = <STDIN>;
 my ($method, $url) = @ARGV;
-my $r = HTTP::Tiny->new(timeout => 20)->request($method, $url, { content => $body });
+my $r = HTTP::Tiny->new(timeout => 120)->request($method, $url, { content => $body });
 print encode_json([$r->{status}, $r->{content}]);
 };
 sub http
@@ -310,8 +294,72 @@ sub http
 	my ($self, $method, $path, $body) = @_;
 	my ($out, $err) = ('', '');
 	IPC::Run::run([ $self->in_ns, $^X, '-e', $http_client, $method, "$self->{url}$path" ],
-		'<', \($body // ''), '>', \$out, '2>', \$err, IPC::Run::timeout(30));
+		'<', \($body // ''), '>', \$out, '2>', \$err, IPC::Run::timeout(150));
 	return eval { decode_json($out) } // [ 0, "$out$err" ];
+}
+
+# web(METHOD, PATH, form => {FIELD => VALUE}, cookie => C): a browser's
+# request from inside the namespace (a form is posted as
+# application/x-www-form-urlencoded; redirects are not followed);
+# {status, content, location, cookie}: cookie is the value of the
+# boinc_session cookie the answer sets, if any.
+my $web_client = q{
+use HTTP::Tiny; use JSON::PP;
+local $/; my $in = decode_json(<STDIN>);
+my $h = HTTP::Tiny->new(timeout => 60, max_redirect => 0);
+my %headers = $in->{cookie} ? (Cookie => "boinc_session=$in->{cookie}") : ();
+my $r = $in->{form}
+  ? $h->request($in->{method}, $in->{url}, { headers => { %headers, 'Content-Type' => 'application/x-www-form-urlencoded' },
+      content => $h->www_form_urlencode($in->{form}) })
+  : $h->request($in->{method}, $in->{url}, { headers => \%headers });
+my ($cookie) = join(';', ref $r->{headers}{'set-cookie'} ? @{ $r->{headers}{'set-cookie'} } : ($r->{headers}{'set-cookie'} // ''))
+  =~ /boinc_session=([0-9a-f]*)/;
+print encode_json({ status => $r->{status}, content => $r->{content}, location => $r->{headers}{location}, cookie => $cookie });
+};
+sub web
+{
+	my ($self, $method, $path, %opt) = @_;
+	my ($out, $err) = ('', '');
+	my $in = encode_json({ method => $method, url => "$self->{url}$path", form => $opt{form}, cookie => $opt{cookie} });
+	IPC::Run::run([ $self->in_ns, $^X, '-e', $web_client ], '<', \$in, '>', \$out, '2>', \$err, IPC::Run::timeout(90));
+	return eval { decode_json($out) } // { status => 0, content => "$out$err" };
+}
+
+# http_many(REQUESTS): requests sent at once from inside the namespace, one
+# process each, each {method, path, local (the address it comes from, any
+# of 127/8), delay (seconds to wait first)}; their [status, content] in the
+# same order.
+my $many_client = q{
+use HTTP::Tiny; use JSON::PP; use Time::HiRes qw(sleep);
+local $/; my $in = decode_json(<STDIN>);
+my $dir = shift @ARGV;
+my @pids;
+for my $i (0 .. $#{ $in->{requests} })
+{
+	my $q = $in->{requests}[$i];
+	my $pid = fork // die "fork: $!";
+	if (!$pid)
+	{
+		sleep($q->{delay} // 0);
+		my $r = HTTP::Tiny->new(timeout => 120, local_address => $q->{local})->request($q->{method}, "$in->{base}$q->{path}");
+		open my $f, '>', "$dir/$i" or die "$dir/$i: $!";
+		print $f encode_json([ $r->{status}, $r->{content} ]);
+		close $f;
+		exit 0;
+	}
+	push @pids, $pid;
+}
+waitpid($_, 0) for @pids;
+print encode_json([ map { open my $f, '<', "$dir/$_" or die "$dir/$_: $!"; decode_json(<$f>) } 0 .. $#{ $in->{requests} } ]);
+};
+sub http_many
+{
+	my ($self, @requests) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir('many');
+	my ($out, $err) = ('', '');
+	my $in = encode_json({ base => $self->{url}, requests => \@requests });
+	IPC::Run::run([ $self->in_ns, $^X, '-e', $many_client, $dir ], '<', \$in, '>', \$out, '2>', \$err, IPC::Run::timeout(300));
+	return eval { decode_json($out) } // die "http_many: $out$err";
 }
 
 # upload(NAME, BYTES): an upload of file NAME, all of it, as a client

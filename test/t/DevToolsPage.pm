@@ -1,6 +1,7 @@
 # Load a page in headless Chromium and evaluate JavaScript in it, for what
-# a screenshot or a DOM dump cannot tell, such as layout: does the page fit
-# a window without scrolling sideways?  Used by test/t/030_status_page.pl.
+# a screenshot or a DOM dump cannot tell, such as layout (does the page fit
+# a window without scrolling sideways?), or what a reader's clicks lead to
+# (a search submitted, a link followed).  Used by test/t/030_status_page.pl.
 #
 # It speaks Chromium's DevTools protocol over a pipe
 # (--remote-debugging-pipe): the browser reads commands on its file
@@ -18,16 +19,27 @@ use File::Temp ();
 use IPC::Run ();
 use JSON::PP ();
 
-our @EXPORT_OK = qw(evaluate_in_page);
+our @EXPORT_OK = qw(evaluate_in_page evaluate_in_pages);
 
 # evaluate_in_page(URL, WIDTH, HEIGHT, EXPRESSION): the value of the
 # JavaScript EXPRESSION (returned as JSON, so a plain object, array, string
-# or number), evaluated once the page at URL has loaded in a window of
-# WIDTH x HEIGHT CSS pixels.  Dies, with the browser's log, on any failure;
-# the browser is gone when it returns or dies.
+# or number; a promise is awaited), evaluated once the page at URL has
+# loaded in a window of WIDTH x HEIGHT CSS pixels.  Dies, with the browser's
+# log, on any failure; the browser is gone when it returns or dies.
 sub evaluate_in_page
 {
 	my ($url, $width, $height, $expression) = @_;
+	return evaluate_in_pages($url, $width, $height, $expression)->[0];
+}
+
+# evaluate_in_pages(URL, WIDTH, HEIGHT, EXPRESSION...): as evaluate_in_page,
+# for several expressions in turn, each on the page the one before led to:
+# every expression but the last must start a navigation (follow a link,
+# submit a form), and the next is evaluated once that page has loaded.
+# Returns the values in an array ref.
+sub evaluate_in_pages
+{
+	my ($url, $width, $height, @expressions) = @_;
 	my $profile = File::Temp::tempdir('allot-devtools-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	my ($commands, $replies, $log) = ('', '', '');
 	# a timeout ends a pump that waits longer (it dies, and the eval below stops the browser)
@@ -90,7 +102,7 @@ sub evaluate_in_page
 		}
 	};
 
-	my $value;
+	my @values;
 	my $ok = eval {
 		my ($page) = grep { $_->{type} eq 'page' } @{ $call->('Target.getTargets')->{targetInfos} };
 		die "no page in the browser\n" unless $page;
@@ -103,12 +115,16 @@ sub evaluate_in_page
 		$call->('Page.enable', {}, $session);
 		my $nav = $call->('Page.navigate', { url => $url }, $session);
 		die "cannot load $url: $nav->{errorText}\n" if $nav->{errorText};
-		$await->('Page.loadEventFired', $session);
-		my $result = $call->('Runtime.evaluate',
-			{ expression => $expression, returnByValue => JSON::PP::true }, $session);
-		die 'the expression threw: ' . $json->encode($result->{exceptionDetails}) . "\n"
-		  if $result->{exceptionDetails};
-		$value = $result->{result}{value};
+		for my $expression (@expressions)
+		{
+			$await->('Page.loadEventFired', $session);
+			my $result = $call->('Runtime.evaluate',
+				{ expression => $expression, returnByValue => JSON::PP::true, awaitPromise => JSON::PP::true },
+				$session);
+			die 'the expression threw: ' . $json->encode($result->{exceptionDetails}) . "\n"
+			  if $result->{exceptionDetails};
+			push @values, $result->{result}{value};
+		}
 		$call->('Browser.close');
 		$browser->finish;
 		1;
@@ -119,7 +135,7 @@ sub evaluate_in_page
 		$browser->kill_kill;
 		die "headless Chromium: $error" . "its log:\n" . substr($log, -4000);
 	}
-	return $value;
+	return \@values;
 }
 
 1;

@@ -11,11 +11,12 @@
 #include "app_unit_stats.h"
 #include "percentile.h"
 #include "tap.h"
+#include "voices.h"
 
 #define MAXR 4096
 
 static AppUnitReport reports[MAXR];
-static double work[4 * MAXR];
+static double work[ALLOT_APP_UNIT_WORK(MAXR)];
 
 static bool
 near(double got, double want, double rel)
@@ -32,9 +33,10 @@ stdev(const AppStats *s)
 static int
 add(int n, int64_t host, double actual, double predicted)
 {
-	reports[n].host_id = host;
+	reports[n].voice = host;
 	reports[n].actual = actual;
 	reports[n].predicted = predicted;
+	reports[n].flops_per_au = 0;
 	return n + 1;
 }
 
@@ -50,7 +52,7 @@ t_one_host_is_plain(void)
 	n = add(n, 1, 1, 1);
 	n = add(n, 1, 2, 1);
 	n = add(n, 1, 2, 1);
-	allot_app_unit_stats(reports, n, work, &s, &cap);
+	allot_app_unit_stats(reports, n, work, &s, &cap, NULL);
 	return s.n == 4 && near(s.au_ratio_mean, 1.5, 1e-12) &&
 		near(s.au_ratio_m2, 1, 1e-12) &&	/* sample variance 1/3 */
 		near(s.actual_au_mean, 1.5, 1e-12) && near(s.predicted_au_mean, 1, 1e-12) &&
@@ -73,7 +75,7 @@ t_heavy_tail_in_full(void)
 	for (int h = 0; h < 10; h++)
 		for (int k = 0; k < 10; k++)
 			n = add(n, h, k == h ? 10 : 1, 1);
-	allot_app_unit_stats(reports, n, work, &s, &cap);
+	allot_app_unit_stats(reports, n, work, &s, &cap, NULL);
 	return near(s.au_ratio_mean, 1.9, 1e-12) &&
 		near(stdev(&s), sqrt(7.29 * 100 / 99), 1e-12) &&
 		near(allot_app_unit_factor(&s, ALLOT_ESTIMATE_X), 1.9 + 2 * sqrt(7.29 * 100 / 99), 1e-12) &&
@@ -91,7 +93,7 @@ t_one_voice(void)
 	for (int k = 0; k < 99; k++)
 		n = add(n, 7, 1, 1);
 	n = add(n, 8, 1.5, 1);
-	allot_app_unit_stats(reports, n, work, &s, &cap);
+	allot_app_unit_stats(reports, n, work, &s, &cap, NULL);
 	return near(s.au_ratio_mean, 1.25, 1e-12) && near(s.actual_au_mean, 1.25, 1e-12);
 }
 
@@ -113,11 +115,11 @@ t_absurd_claim_at_the_bound(void)
 		for (int k = 0; k < 10; k++)
 			n = add(n, h, k == h % 10 ? 10 : 1, 1);
 	n = add(n, 1000, 1e12, 1);
-	allot_app_unit_stats(reports, n, work, &lied, &cap);
+	allot_app_unit_stats(reports, n, work, &lied, &cap, NULL);
 	for (int i = 0; i < n; i++)
-		if (reports[i].host_id == 1000)
+		if (reports[i].voice == 1000)
 			reports[i].actual = cap;
-	allot_app_unit_stats(reports, n, work, &at_bound, &cap2);
+	allot_app_unit_stats(reports, n, work, &at_bound, &cap2, NULL);
 	return cap < 20 && near(cap2, cap, 1e-9) &&
 		near(lied.au_ratio_mean, at_bound.au_ratio_mean, 1e-9) &&
 		near(lied.au_ratio_m2, at_bound.au_ratio_m2, 1e-9);
@@ -141,14 +143,14 @@ t_host_plausibility(void)
 			n = add(n, h, 1, 1);
 	for (int k = 0; k < 20; k++)
 		n = add(n, 100, 10, 1);
-	allot_app_unit_stats(reports, n, work, &one_host, &cap);
+	allot_app_unit_stats(reports, n, work, &one_host, &cap, NULL);
 	n = 0;
 	for (int h = 0; h < 40; h++)
 		for (int k = 0; k < 20; k++)
 			n = add(n, h, 1, 1);
 	for (int k = 0; k < 20; k++)
 		n = add(n, 100 + k, 10, 1);
-	allot_app_unit_stats(reports, n, work, &spread, &cap);
+	allot_app_unit_stats(reports, n, work, &spread, &cap, NULL);
 	/* 41 voices, one at 10: 1 + 9/41 = 1.2195 if counted in full */
 	return one_host.au_ratio_mean < 1.2 &&
 		spread.au_ratio_mean > one_host.au_ratio_mean;
@@ -165,7 +167,7 @@ t_predicted_means(void)
 	n = add(n, 1, 4, 2);
 	n = add(n, 1, 4, 2);
 	n = add(n, 2, 8, 4);
-	allot_app_unit_stats(reports, n, work, &s, &cap);
+	allot_app_unit_stats(reports, n, work, &s, &cap, NULL);
 	return near(s.predicted_au_mean, 3, 1e-12) && near(s.actual_au_mean, 6, 1e-12) &&
 		near(s.au_ratio_mean, 2, 1e-12) && near(s.au_ratio_m2, 0, 1e-12);
 }
@@ -176,7 +178,7 @@ t_empty(void)
 	AppStats	s;
 	double		cap;
 
-	allot_app_unit_stats(reports, 0, work, &s, &cap);
+	allot_app_unit_stats(reports, 0, work, &s, &cap, NULL);
 	return s.n == 0 && cap == 0 && allot_app_unit_factor(&s, ALLOT_BOUND_X) == 1;
 }
 
@@ -242,6 +244,113 @@ t_voices_liars(void)
 	return allot_percentile_voices(v, w, n, 0.05) == 1e3;
 }
 
+/* A farm of 100 voices with the seed's heavy tail (one job in ten at ten
+ * times its prediction), each voice 10 reports, FLOPS per app unit 1e11;
+ * and k liars of 10 reports each, claiming (ratio, flops per app unit). */
+static int
+farm(int k, double liar_ratio, double liar_flops)
+{
+	int			n = 0;
+
+	for (int h = 0; h < 100; h++)
+		for (int r = 0; r < 10; r++)
+		{
+			n = add(n, h + 1, (h + r) % 10 == 0 ? 10 : 1, 1);
+			reports[n - 1].flops_per_au = 1e11;
+		}
+	for (int h = 0; h < k; h++)
+		for (int r = 0; r < 10; r++)
+		{
+			n = add(n, 1000 + h, liar_ratio, 1);
+			reports[n - 1].flops_per_au = liar_flops;
+		}
+	return n;
+}
+
+/* Screening leaves an honest farm as it is: the seed's statistics. */
+static bool
+t_screening_honest(void)
+{
+	AppStats	plain,
+				screened;
+	double		cap,
+				cap2;
+	int64_t		out[MAXR];
+	AppUnitScreen screen = {{0, 0, 0}, {0, 0, 0}, out, 0};
+	int			n = farm(0, 0, 0);
+
+	allot_app_unit_stats(reports, n, work, &plain, &cap, NULL);
+	n = farm(0, 0, 0);
+	allot_app_unit_stats(reports, n, work, &screened, &cap2, &screen);
+	return screen.n_voices_out == 0 && screened.n == plain.n &&
+		screened.au_ratio_mean == plain.au_ratio_mean &&
+		screened.au_ratio_m2 == plain.au_ratio_m2 && cap == cap2 &&
+		near(plain.au_ratio_mean, 1.9, 1e-12) && screen.flops.centre == 1e11;
+}
+
+/* A third of the voices claiming a million times the prediction, or a
+ * millionth, or a FLOPS per app unit a hundred millionth of the farm's,
+ * are left out whole: the statistics are the honest farm's. */
+static bool
+t_screening_colluders(void)
+{
+	AppStats	honest,
+				lied;
+	double		cap,
+				cap2;
+	int64_t		out[MAXR];
+	AppUnitScreen screen = {{0, 0, 0}, {0, 0, 0}, out, 0};
+	double		claims[3][2] = {{1e6, 1e11 / 1e6}, {1e-6, 1e17}, {1, 1e3}};
+	bool		ok = true;
+	int			n = farm(0, 0, 0);
+
+	allot_app_unit_stats(reports, n, work, &honest, &cap, &screen);
+	for (int c = 0; c < 3; c++)
+	{
+		n = farm(49, claims[c][0], claims[c][1]);
+		allot_app_unit_stats(reports, n, work, &lied, &cap2, &screen);
+		ok = ok && screen.n_voices_out == 49 && lied.n == honest.n &&
+			near(lied.au_ratio_mean, honest.au_ratio_mean, 1e-12) &&
+			near(lied.au_ratio_m2, honest.au_ratio_m2, 1e-9) && near(cap2, cap, 1e-12);
+		if (!ok)
+			printf("# claim %d: out %d, n %ld vs %ld, mean %g vs %g, cap %g vs %g\n", c,
+				   screen.n_voices_out, (long) lied.n, (long) honest.n, lied.au_ratio_mean,
+				   honest.au_ratio_mean, cap2, cap);
+	}
+	/* a liar that claims within the band is not screened: the seed's bound */
+	n = farm(1, 5, 1e11);
+	allot_app_unit_stats(reports, n, work, &lied, &cap2, &screen);
+	return ok && screen.n_voices_out == 0 && lied.n == honest.n + 10;
+}
+
+/* The figure of FLOPS per app unit: the seed's 5th percentile of an honest
+ * batch; thirty liars of a hundred claiming 1e3 do not set it. */
+static bool
+t_screened_percentile(void)
+{
+	double		v[100],
+				copy[100];
+	int64_t		voices[100],
+				iwork[300];
+	double		w5[500];
+	bool		flags[200];
+	double		ones[100];
+
+	for (int i = 0; i < 100; i++)
+	{
+		v[i] = 1e11 * (1 + i / 100.0);
+		voices[i] = i;
+		copy[i] = v[i];
+		ones[i] = 1;
+	}
+	if (allot_percentile_screened(v, voices, 100, 0.05, w5, iwork, flags) !=
+		allot_percentile_voices(copy, ones, 100, 0.05))
+		return false;
+	for (int i = 0; i < 100; i++)
+		v[i] = i < 30 ? 1e3 : 1e11 * (1 + i / 100.0);
+	return allot_percentile_screened(v, voices, 100, 0.05, w5, iwork, flags) >= 1e11;
+}
+
 static const UnitTest tests[] =
 {
 	{"one host: Welford's statistics, the seed's worked example", t_one_host_is_plain},
@@ -253,6 +362,9 @@ static const UnitTest tests[] =
 	{"no reports: no statistics", t_empty},
 	{"percentile by voices: equal weights as percentile_disc, one past whole p*n", t_voices_equal_weights},
 	{"percentile by voices: 5 lying hosts of 100 do not set it, 6 do", t_voices_liars},
+	{"screening leaves an honest heavy-tailed farm exactly as the seed's formulas have it", t_screening_honest},
+	{"screening leaves out 49 of 149 voices claiming 1e6 or 1e-6 app units or 1e3 FLOPS per unit, whole", t_screening_colluders},
+	{"the screened 5th percentile: the seed's on honest values, not the liars' with 30 of 100", t_screened_percentile},
 };
 
 int

@@ -3,10 +3,14 @@
  * its output file "out" and finishes.  Built against Debian's
  * libboinc-app-dev (see Makefile).
  *
- *   lines [--lines N] [--wait-for PATH]
+ *   lines [--lines N] [--wait-for PATH] [--extra-from PATH]
  *
  * --wait-for makes it wait (up to 120 s) until PATH exists before it
  * writes: the test uses it to act while a job is known to be running.
+ * --extra-from copies PATH, when it exists, to the output before the
+ * lines: a relative PATH is read from the client's slot directory, so a
+ * test can make one client's output differ from another's (a host whose
+ * results a quorum outvotes).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +25,7 @@ main(int argc, char **argv)
 {
 	long		lines = 100;
 	const char *wait_for = NULL;
+	const char *extra_from = NULL;
 	char		path[1024];
 	FILE	   *out;
 	int			rc;
@@ -37,6 +42,8 @@ main(int argc, char **argv)
 			lines = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--wait-for") == 0 && i + 1 < argc)
 			wait_for = argv[++i];
+		else if (strcmp(argv[i], "--extra-from") == 0 && i + 1 < argc)
+			extra_from = argv[++i];
 	}
 	if (lines < 0 || lines > 10000000)
 	{
@@ -59,6 +66,16 @@ main(int argc, char **argv)
 	{
 		fprintf(stderr, "cannot open %s\n", path);
 		boinc_finish(3);
+	}
+	if (extra_from != NULL)
+	{
+		FILE	   *extra = fopen(extra_from, "r");
+		int			c;
+
+		while (extra != NULL && (c = fgetc(extra)) != EOF)
+			fputc(c, out);
+		if (extra != NULL)
+			fclose(extra);
 	}
 	for (long i = 1; i <= lines; i++)
 		fprintf(out, "line %ld of %ld\n", i, lines);

@@ -1,9 +1,12 @@
 'use strict';
-// Database access for the front end: one statement, or one transaction,
-// retried when PostgreSQL rolled it back whole (serialization failure,
-// deadlock), so that running it again is safe.
+// A front end's calls into the database: one statement, or one
+// transaction, retried when PostgreSQL rolled it back whole (serialization
+// failure, deadlock), so that running it again is safe.  A connection that
+// cannot be had, or breaks, becomes Unavailable, which each front end
+// answers in its own protocol's words (503, "try later").
 
-const { DatabaseError } = require('pg');
+const { DatabaseError, Pool } = require('pg');
+const { envInt } = require('./settings');
 
 const RETRYABLE = new Set(['40001', '40P01']);
 const ATTEMPTS = 3;
@@ -25,6 +28,24 @@ function isConnectionError(err) {
      /Connection terminated|timeout exceeded|Client has encountered a connection error|not queryable/.test(err.message));
 }
 
+// The front end's pool of connections, to where the PG* variables say:
+// PG_POOL_SIZE connections (10), each with statement_timeout
+// PG_STATEMENT_TIMEOUT_MS (statementTimeoutMs unless set; 0: none).  An
+// idle connection that breaks (a server restart) is dropped from the pool
+// and logged: without a listener its 'error' event would end the process.
+function makePool(applicationName, { statementTimeoutMs, log }) {
+  const pool = new Pool({
+    max: envInt('PG_POOL_SIZE', 10),
+    fallback_application_name: applicationName,
+    connectionTimeoutMillis: 5000,     // fail (Unavailable) rather than hang when the database is down
+    statement_timeout: envInt('PG_STATEMENT_TIMEOUT_MS', statementTimeoutMs),
+  });
+  pool.on('error', (err) => log(`idle database connection lost: ${err.message}`));
+  return pool;
+}
+
+// makeDb(pool, log): query(sql, params), and transaction(fn), where
+// fn(client) runs between BEGIN and COMMIT and any error rolls back.
 function makeDb(pool, log) {
   async function attempt(fn) {
     for (let n = 1; ; n++) {
@@ -43,7 +64,6 @@ function makeDb(pool, log) {
   return {
     query: (sql, params) => attempt(() => pool.query(sql, params)),
 
-    // fn(client) runs between BEGIN and COMMIT; any error rolls back.
     transaction: (fn) => attempt(async () => {
       const client = await pool.connect();
       try {
@@ -61,4 +81,4 @@ function makeDb(pool, log) {
   };
 }
 
-module.exports = { makeDb, isPermanent, Unavailable };
+module.exports = { makePool, makeDb, isPermanent, Unavailable, RETRYABLE };

@@ -1,0 +1,91 @@
+-- ALTER EXTENSION allot UPDATE from 0.6.0 to 0.7.0 gives the farm what
+-- CREATE EXTENSION gives it: the share history's table, view, setting and
+-- grants, workload.finished_at and its triggers, the status views' new
+-- columns; and run_transitioner, one C library for both, works on either
+-- side of the update, in one session.
+--
+-- Runs as a superuser in a fresh database with pgtap and allot created (at
+-- the current version); it reinstalls allot at 0.6.0 inside its
+-- transaction and updates it.
+BEGIN;
+SELECT plan(11);
+
+-- What schema allot holds, as text: relations with their columns, types,
+-- comments, grants and view definitions; triggers; functions with their
+-- grants and settings; grants on allot's settings; the tables pg_dump
+-- keeps.
+CREATE FUNCTION pg_temp.catalog() RETURNS SETOF text LANGUAGE sql STABLE AS $f$
+    SELECT format('%s %s %s %s %s', c.relname, c.relkind, c.relacl, obj_description(c.oid, 'pg_class'),
+                  CASE WHEN c.relkind = 'v' THEN pg_get_viewdef(c.oid) END)
+      FROM pg_class c WHERE c.relnamespace = 'allot'::regnamespace
+    UNION ALL
+    SELECT format('%s.%s %s %s %s %s', c.relname, a.attname, format_type(a.atttypid, a.atttypmod),
+                  a.attnotnull, pg_get_expr(d.adbin, d.adrelid), col_description(c.oid, a.attnum))
+      FROM pg_class c
+      JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+      LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+     WHERE c.relnamespace = 'allot'::regnamespace
+    UNION ALL
+    SELECT pg_get_triggerdef(t.oid) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+     WHERE c.relnamespace = 'allot'::regnamespace AND NOT t.tgisinternal
+    UNION ALL
+    SELECT format('%s %s %s %s %s', p.oid::regprocedure, p.proacl, p.proconfig, p.prosecdef,
+                  p.proowner::regrole)
+      FROM pg_proc p WHERE p.pronamespace = 'allot'::regnamespace
+    UNION ALL
+    SELECT format('%s %s', a.parname, a.paracl) FROM pg_parameter_acl a WHERE a.parname LIKE 'allot.%'
+    UNION ALL
+    SELECT format('dumped: %s', e.extconfig::regclass[]) FROM pg_extension e WHERE e.extname = 'allot'
+$f$;
+CREATE TEMP TABLE installed AS SELECT * FROM pg_temp.catalog() c;
+SELECT ok((SELECT count(*) FROM installed WHERE c LIKE 'share_history %'
+                                              OR c LIKE 'status_share_history %'
+                                              OR c LIKE 'workload.finished_at %'
+                                              OR c LIKE 'allot.share_history_retention %'
+                                              OR c LIKE 'dumped: %allot.share_history%') = 5,
+          'CREATE EXTENSION makes the history''s table (dumped), view, setting grant and workload.finished_at');
+
+DROP EXTENSION allot CASCADE;
+CREATE EXTENSION allot VERSION '0.6.0';
+SET allot.assignment_ttl = '1d';
+INSERT INTO allot.workload (id, name, engine, state) VALUES
+    (1, 'a', 'E', 'active'), (2, 'b', 'F', 'active'), (3, 'done', 'G', 'finished');
+INSERT INTO allot.host (id, name, threads) VALUES (1, 'h1', 4), (2, 'h2', 12);
+INSERT INTO allot.assignment (host_id, workload_id, threads, focus, assigned_at, seen_at, counted)
+VALUES (1, 1, 4, false, '2026-01-01 10:00+00', '2026-01-01 10:00+00', true),
+       (2, 2, 12, false, '2026-01-01 10:00+00', '2026-01-01 10:00+00', true);
+
+SELECT is(allot.run_transitioner('2026-01-01 10:00+00') ->> 'shares_recorded', '0',
+          'under 0.6.0 the transitioner runs, and has no history to record');
+SELECT is(to_regclass('allot.share_history'), NULL, 'and 0.6.0 has no allot.share_history');
+
+ALTER EXTENSION allot UPDATE TO '0.7.0';
+
+SELECT set_eq('SELECT * FROM pg_temp.catalog()', 'SELECT * FROM installed',
+              'after the update, schema allot is what CREATE EXTENSION makes');
+SELECT results_eq(
+    $$SELECT run, shares_recorded, shares_deleted FROM allot.status_transitioner$$,
+    $$VALUES (1::bigint, 0::bigint, 0::bigint)$$,
+    'the run recorded under 0.6.0 is kept, with nothing done to a history');
+SELECT is((SELECT finished_at FROM allot.workload WHERE id = 3), NULL,
+          'a workload finished before the update has no finished_at');
+
+-- In the same session, after the update: the transitioner records shares.
+SELECT is(allot.run_transitioner('2026-01-01 10:01:30+00') ->> 'shares_recorded', '2',
+          'after the update, in the same session, the transitioner records the two workloads');
+SELECT results_eq(
+    $$SELECT sampled_at, workload_id, share, fair_share FROM allot.status_share_history ORDER BY 2$$,
+    $$VALUES ('2026-01-01 10:01+00'::timestamptz, 1::bigint, 0.25::float8, 0.5::float8),
+             ('2026-01-01 10:01+00', 2, 0.75, 0.5)$$,
+    'their shares (4 and 12 threads) against their fair shares');
+SELECT results_eq(
+    $$SELECT run, shares_recorded FROM allot.status_transitioner$$,
+    $$VALUES (2::bigint, 2::bigint), (1, 0)$$,
+    'and status_transitioner counts them');
+UPDATE allot.workload SET state = 'finished' WHERE id = 2;
+SELECT is((SELECT finished_at FROM allot.workload WHERE id = 2), now(),
+          'a workload finished after the update has its finished_at');
+SELECT is_empty($$SELECT * FROM allot.check_invariants()$$, 'check_invariants() is empty');
+
+SELECT * FROM finish();
+ROLLBACK;
