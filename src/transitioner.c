@@ -114,7 +114,11 @@ prepare_plans(void)
  * job goes back to unsent for another host, or from 0.6.0 gives up when its
  * limits say so (job_retry.h).  $1 now, $2 how many at most, $3
  * the quota ceiling.  Quotas are charged in (host, version) order, the
- * order dispatch takes them in, so the two cannot deadlock.
+ * order dispatch takes them in, so the two cannot deadlock.  A host's
+ * reliability row (0.7.0) comes after its quota rows, as in a report: rel
+ * reads quota, so that quota runs first (an unread data-modifying CTE runs
+ * at the statement's end, in no order a report could share), and a report
+ * of the same host cannot hold one while waiting for the other.
  */
 static SPIPlanPtr
 timeout_plan_for(int version, bool by_host)
@@ -152,7 +156,8 @@ timeout_plan_for(int version, bool by_host)
 															 "   ORDER BY host_id, app_version_id"
 															 "  ON CONFLICT (host_id, app_version_id) DO UPDATE"
 															 "     SET quota = greatest(hv.quota - excluded.n_error, 1),"
-															 "         n_error = hv.n_error + excluded.n_error),%s"
+															 "         n_error = hv.n_error + excluded.n_error"
+															 "  RETURNING hv.host_id),%s"
 															 " record AS ("
 															 "  INSERT INTO allot.job_report"
 															 "         (job_id, host_id, sent_at, outcome, reported_at, reply%s)"
@@ -171,6 +176,7 @@ timeout_plan_for(int version, bool by_host)
 															 "  SELECT host_id, n, " ALLOT_ERROR_RATE_AFTER_FAILURES_SQL("0", "n")
 															 "    FROM (SELECT host_id, count(*)::int AS n FROM late GROUP BY host_id) l"
 															 "   WHERE EXISTS (SELECT FROM allot.host h WHERE h.id = l.host_id)"
+															 "     AND EXISTS (SELECT FROM quota q WHERE q.host_id = l.host_id)"
 															 "   ORDER BY host_id"
 															 "  ON CONFLICT (host_id) DO UPDATE"
 															 "     SET failed_sendings = r.failed_sendings + excluded.failed_sendings,"
