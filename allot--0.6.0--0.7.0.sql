@@ -893,164 +893,10 @@ CREATE TRIGGER job_renumber_guard BEFORE UPDATE OF id ON allot.job
 REVOKE ALL ON FUNCTION allot.job_renumber_guard() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION allot.job_renumber_guard() TO allot_admin;
 
-/* ---------------------------------------------------------------------------
- * check_invariants also reports engine names that hide characters, owners
+/* check_invariants also reports engine names that hide characters, owners
  * holding two replicas of one job, and windows (now with their FLOPS
- * claims) whose statistics are not what they hold.
- * ------------------------------------------------------------------------- */
-CREATE OR REPLACE FUNCTION allot.check_invariants() RETURNS SETOF text
-    LANGUAGE sql STABLE
-    SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT line FROM (
-        SELECT pg_catalog.format(
-                   'workload %s: workload_usage holds threads %s, focus_threads %s, hosts %s;'
-                   ' its counted assignments hold %s, %s, %s',
-                   coalesce(u.workload_id, a.workload_id),
-                   coalesce(u.threads, 0), coalesce(u.focus_threads, 0), coalesce(u.hosts, 0),
-                   coalesce(a.threads, 0), coalesce(a.focus_threads, 0), coalesce(a.hosts, 0)) AS line
-          FROM allot.workload_usage u
-          FULL JOIN (SELECT workload_id,
-                            sum(threads) FILTER (WHERE NOT focus) AS threads,
-                            sum(threads) FILTER (WHERE focus) AS focus_threads,
-                            count(*) AS hosts
-                       FROM allot.assignment
-                      WHERE counted
-                      GROUP BY workload_id) a ON a.workload_id = u.workload_id
-         WHERE coalesce(u.threads, 0) <> coalesce(a.threads, 0)
-            OR coalesce(u.focus_threads, 0) <> coalesce(a.focus_threads, 0)
-            OR coalesce(u.hosts, 0) <> coalesce(a.hosts, 0)
-        UNION ALL
-        SELECT pg_catalog.format(
-                   'workload %s: job_usage holds unsent %s, in_progress %s, mflops %s, done %s, error %s;'
-                   ' its jobs hold %s, %s, %s, %s, %s',
-                   coalesce(u.workload_id, j.workload_id),
-                   coalesce(u.unsent, 0), coalesce(u.in_progress, 0), coalesce(u.mflops, 0),
-                   coalesce(u.done, 0), coalesce(u.error, 0),
-                   coalesce(j.unsent, 0), coalesce(j.in_progress, 0), coalesce(j.mflops, 0),
-                   coalesce(j.done, 0), coalesce(j.error, 0))
-          FROM (SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
-                       sum(mflops) AS mflops, sum(done) AS done, sum(error) AS error
-                  FROM allot.job_usage GROUP BY workload_id) u
-          FULL JOIN (SELECT workload_id,
-                            count(*) FILTER (WHERE state = 'unsent') AS unsent,
-                            count(*) FILTER (WHERE state = 'in_progress') AS in_progress,
-                            sum(allot.job_mflops(peak_flops_per_sec))
-                                FILTER (WHERE state = 'in_progress') AS mflops,
-                            count(*) FILTER (WHERE state = 'done') AS done,
-                            count(*) FILTER (WHERE state IN ('error', 'timed_out')) AS error
-                       FROM allot.job
-                      GROUP BY workload_id) j ON j.workload_id = u.workload_id
-         WHERE coalesce(u.unsent, 0) <> coalesce(j.unsent, 0)
-            OR coalesce(u.in_progress, 0) <> coalesce(j.in_progress, 0)
-            OR coalesce(u.mflops, 0) <> coalesce(j.mflops, 0)
-            OR coalesce(u.done, 0) <> coalesce(j.done, 0)
-            OR coalesce(u.error, 0) <> coalesce(j.error, 0)
-        UNION ALL
-        /* Counters in range: no count may be negative (a shard's MFLOPS are
-         * held within a bigint by a constraint, and requests add shards as
-         * doubles). */
-        SELECT pg_catalog.format(
-                   'workload %s: job_usage holds a counter out of range (unsent %s, in_progress %s,'
-                   ' mflops %s, done %s, error %s)',
-                   workload_id, unsent, in_progress, mflops, done, error)
-          FROM (SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
-                       sum(mflops) AS mflops, sum(done) AS done, sum(error) AS error
-                  FROM allot.job_usage GROUP BY workload_id) u
-         WHERE unsent < 0 OR in_progress < 0 OR done < 0 OR error < 0
-            OR mflops < 0
-        UNION ALL
-        SELECT pg_catalog.format('job %s: peak_flops_per_sec %s is out of range (0 to 2.048e21)',
-                                 j.id, j.peak_flops_per_sec)
-          FROM allot.job j
-         WHERE j.peak_flops_per_sec NOT BETWEEN 0 AND 2.048e21
-        UNION ALL
-        SELECT pg_catalog.format(
-                   'host %s: host_credit holds credit %s of %s jobs; its jobs hold %s of %s',
-                   coalesce(c.host_id, j.host_id), coalesce(c.credit, 0), coalesce(c.jobs, 0),
-                   coalesce(j.credit, 0), coalesce(j.jobs, 0))
-          FROM allot.host_credit c
-          FULL JOIN (SELECT host_id, sum(credit::numeric) AS credit, count(*) AS jobs
-                       FROM allot.job
-                      WHERE credit IS NOT NULL AND host_id IS NOT NULL
-                      GROUP BY host_id) j ON j.host_id = c.host_id
-         WHERE coalesce(c.credit, 0) <> coalesce(j.credit, 0)
-            OR coalesce(c.jobs, 0) <> coalesce(j.jobs, 0)
-        UNION ALL
-        /* The decayed credit kept is what its jobs give at decayed_at. */
-        SELECT pg_catalog.format('host %s: host_credit holds decayed credit %s at %s; its jobs give %s',
-                                 c.host_id, c.decayed, c.decayed_at, coalesce(j.decayed, 0))
-          FROM allot.host_credit c
-          LEFT JOIN LATERAL (
-              SELECT sum(allot.credit_decay(j.credit,
-                         extract(epoch FROM c.decayed_at - coalesce(j.returned_at, c.decayed_at))::double precision))
-                         AS decayed
-                FROM allot.job j WHERE j.host_id = c.host_id AND j.credit IS NOT NULL) j ON true
-         WHERE abs(c.decayed - coalesce(j.decayed, 0)) > 1e-6 * greatest(abs(c.decayed), 1)
-        UNION ALL
-        SELECT pg_catalog.format('job %s names host %s, which does not exist', j.id, j.host_id)
-          FROM allot.job j
-         WHERE j.host_id IS NOT NULL AND NOT EXISTS (SELECT FROM allot.host h WHERE h.id = j.host_id)
-        UNION ALL
-        SELECT pg_catalog.format('job %s names app version %s, which does not exist', j.id, j.app_version_id)
-          FROM allot.job j
-         WHERE j.app_version_id IS NOT NULL
-           AND NOT EXISTS (SELECT FROM allot.app_version v WHERE v.id = j.app_version_id)
-        UNION ALL
-        SELECT pg_catalog.format('workload %s has %s jobs but no app: they can never be sent',
-                                 w.id, (SELECT count(*) FROM allot.job j WHERE j.workload_id = w.id))
-          FROM allot.workload w
-         WHERE w.app_id IS NULL AND EXISTS (SELECT FROM allot.job j WHERE j.workload_id = w.id)
-        UNION ALL
-        /* Names written before 0.6.0 that it would refuse. */
-        SELECT pg_catalog.format('host %s: its name %s', h.id, allot.name_problem(h.name))
-          FROM allot.host h WHERE allot.name_problem(h.name) IS NOT NULL
-        UNION ALL
-        SELECT pg_catalog.format('app %s: its name %s', a.id, allot.name_problem(a.name))
-          FROM allot.app a WHERE allot.name_problem(a.name) IS NOT NULL
-        UNION ALL
-        SELECT pg_catalog.format('workload %s: its name %s', w.id, allot.name_problem(w.name))
-          FROM allot.workload w WHERE allot.name_problem(w.name) IS NOT NULL
-        UNION ALL
-        SELECT pg_catalog.format('engine %s: its name %s', pg_catalog.to_json(e.name), allot.name_problem(e.name))
-          FROM allot.engine e WHERE allot.name_problem(e.name) IS NOT NULL
-        UNION ALL
-        /* No owner holds two replicas of one job (0.7.0). */
-        SELECT pg_catalog.format('job %s: owner %s holds %s of its replicas', g.group_id, g.voice, g.n)
-          FROM (SELECT coalesce(j.replica_of, j.id) AS group_id,
-                       CASE WHEN h.owner_id IS NULL THEN j.host_id ELSE -h.owner_id END AS voice,
-                       count(*) AS n
-                  FROM allot.job j JOIN allot.host h ON h.id = j.host_id
-                 WHERE j.state IN ('in_progress', 'done')
-                   AND (j.replica_of IS NOT NULL OR j.target_nresults > 1 OR j.min_quorum > 1)
-                 GROUP BY 1, 2 HAVING count(*) > 1) g
-        UNION ALL
-        SELECT pg_catalog.format('job %s is a replica of job %s, itself a replica', j.id, j.replica_of)
-          FROM allot.job j JOIN allot.job o ON o.id = j.replica_of
-         WHERE o.replica_of IS NOT NULL
-        UNION ALL
-        /* Each app's statistics are what its window gives. */
-        SELECT pg_catalog.format('app %s: its statistics are not those of its window of %s reports',
-                                 a.id, pg_catalog.cardinality(a.au_hosts))
-          FROM allot.app a
-         WHERE pg_catalog.cardinality(a.au_hosts) > 0
-           AND (pg_catalog.cardinality(a.au_actual) <> pg_catalog.cardinality(a.au_hosts)
-                OR pg_catalog.cardinality(a.au_predicted) <> pg_catalog.cardinality(a.au_hosts)
-                OR pg_catalog.cardinality(a.au_flops) <> pg_catalog.cardinality(a.au_hosts)
-                OR EXISTS (SELECT FROM allot.app_unit_statistics(a.au_hosts, a.au_actual, a.au_predicted, a.au_flops) s
-                            WHERE s.n_reports <> a.n_reports
-                               OR abs(s.au_ratio_mean - a.au_ratio_mean) > 1e-9 * greatest(abs(s.au_ratio_mean), 1)
-                               OR abs(s.au_ratio_m2 - a.au_ratio_m2) > 1e-9 * greatest(abs(s.au_ratio_m2), 1)
-                               OR abs(s.actual_au_mean - a.actual_au_mean) > 1e-9 * greatest(abs(s.actual_au_mean), 1)))
-        UNION ALL
-        SELECT pg_catalog.format('app %s: %s FLOPS samples but %s hosts for them', a.id,
-                                 pg_catalog.cardinality(a.cpu_samples) + pg_catalog.cardinality(a.gpu_samples),
-                                 pg_catalog.cardinality(a.cpu_sample_hosts) + pg_catalog.cardinality(a.gpu_sample_hosts))
-          FROM allot.app a
-         WHERE pg_catalog.cardinality(a.cpu_samples) <> pg_catalog.cardinality(a.cpu_sample_hosts)
-            OR pg_catalog.cardinality(a.gpu_samples) <> pg_catalog.cardinality(a.gpu_sample_hosts)
-    ) lines ORDER BY 1
-$$;
+ * claims) whose statistics are not what they hold: it is restated once,
+ * with those checks and the purged totals', in the retention section below. */
 
 /* ---------------------------------------------------------------------------
  * Settings.
@@ -1318,7 +1164,9 @@ BEGIN
 END
 $$;
 
-/* check_invariants counts the purged totals with the jobs still there. */
+/* check_invariants, restated once for 0.7.0: engine names, replicas held
+ * twice by an owner, windows with their FLOPS claims (the voices), and the
+ * purged totals counted with the jobs still there (retention). */
 CREATE OR REPLACE FUNCTION allot.check_invariants() RETURNS SETOF text
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
