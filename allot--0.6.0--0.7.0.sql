@@ -1452,3 +1452,19 @@ GRANT EXECUTE ON FUNCTION allot.retention_purging(), allot.purge_finished(timest
 SELECT pg_catalog.pg_extension_config_dump('allot.purged_jobs', '');
 SELECT pg_catalog.pg_extension_config_dump('allot.purged_credit', '');
 SELECT pg_catalog.pg_extension_config_dump('allot.job_archive', '');
+
+/* ---------------------------------------------------------------------------
+ * Bounded influence over owners' voices (issue 30, "collusion breakdown").
+ *
+ * The app's statistics leave out, besides the claims screening finds a
+ * hundred times off, a voice far from the voices' median (two standard
+ * errors of the spread within voices) whose reports the voices chance
+ * allows would show less than once in a million (src/app_unit_stats.c): a
+ * quarter of the owners claiming fifty times the prediction every job
+ * moved estimate, bound and credit by +100% and more.  Nothing changes in
+ * the schema: app_unit_statistics, in C, computes what the transitioner
+ * does, and the windows' statistics above were computed with it.  Its
+ * comment says so.
+ * ------------------------------------------------------------------------- */
+COMMENT ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[], double precision[]) IS
+    'An app''s statistics from a window of validated reports (voices, actual and predicted app units, FLOPS per app unit as claimed), as 0.7.0''s transitioner computes them: claims implausible by far left out, and voices whose mean lies far from the voices'' median with reports that honest voices would seldom show as often; each voice one voice, each report counted up to the seed''s bound';

@@ -14,6 +14,8 @@
 #   tailfree    exactly the prediction, every job: no tail
 #   edge        50 app units a job: inside the band screening keeps
 #   sybil       'units', from K hosts of one owner
+#   fivefold    5 app units a job: inside chance's reach, liars vouching
+#   halflong    10 app units every other job: the honest tail, too often
 #
 # With quorum 1 the liars' results are all validated; with quorum 2 every
 # job has a replica for another owner, and the liars forge one output
@@ -25,9 +27,9 @@
 # enough that a third of tail-free voices can still dilute its tail).  Each
 # run is ROUNDS rounds of one job per host, the transitioner after each.
 #
-# Usage: bench/lying_hosts.sh     (about 25 minutes on a 2-CPU machine)
+# Usage: bench/lying_hosts.sh     (about 35 minutes on a 2-CPU machine)
 #   LIARS="0 34 51 100" ROUNDS=15 QUORUMS="1 2"
-#   CLAIMS="units elapsed tiny_units flops tailfree edge sybil"
+#   CLAIMS="units elapsed tiny_units flops tailfree edge sybil fivefold halflong"
 #   PG_CONFIG=pg_config: the PostgreSQL installation, and the allot in it.
 #   Builds and installs nothing; starts a throwaway cluster (bench/cluster.sh)
 #   and removes it on exit.  The report is also written to
@@ -37,7 +39,7 @@ set -euo pipefail
 LIARS=${LIARS:-0 34 51 100}
 ROUNDS=${ROUNDS:-15}
 QUORUMS=${QUORUMS:-1 2}
-CLAIMS=${CLAIMS:-units elapsed tiny_units flops tailfree edge sybil}
+CLAIMS=${CLAIMS:-units elapsed tiny_units flops tailfree edge sybil fivefold halflong}
 PG_CONFIG=${PG_CONFIG:-pg_config}
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)

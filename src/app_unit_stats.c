@@ -131,6 +131,295 @@ screen_reports(AppUnitReport *reports, int n, double *work, AppUnitScreen *scree
 }
 
 /*
+ * Bounded influence over owners' voices (issue 30, "collusion breakdown").
+ * Screening leaves out claims a hundred times off; the plausibility rule
+ * below pulls a voice back to what chance allows its number of reports.
+ * Neither held a quarter of the voices claiming inside the band (fifty
+ * times the prediction, every job): they inflate the standard deviation
+ * that the plausibility rule and the search for the bound measure them by,
+ * and the seed's mean follows them (+108% at 34 voices of 134).
+ *
+ * So, before the seed's formulas run, a voice is left out, with all its
+ * reports, in every statistic, when it is both:
+ *
+ *   far     its mean ratio lies more than ALLOT_CHANCE_SIGMAS (the seed's
+ *           X of the estimate, 2) standard errors, sd / sqrt(its reports),
+ *           from the centre
+ *   rare    honest reports would seldom show what it shows: for each of its
+ *           ratios t on its side of the centre, the probability that as
+ *           many of its number of reports as it has at t or beyond would
+ *           lie there, each with the share of the reference's reports (and
+ *           its own) that do, each voice one weight.  The least of these,
+ *           times the number of ratios tried, is below ALLOT_CHANCE_ODDS
+ *           (one in a million)
+ *
+ * The centre, the sd and the reference must not be the liars' own:
+ *
+ *   centre     the voices' median mean ratio, each voice one vote
+ *   sd         the pooled spread within voices: each report's squared
+ *              distance from its own voice's mean, over the reports'
+ *              degrees of freedom.  Colluders who repeat a claim add
+ *              nothing to it however far they are; an honest tail adds to
+ *              it wherever it falls
+ *   reference  the voices within ALLOT_BOUND_X (4) standard errors of the
+ *              centre: what chance allows
+ *
+ * "Far" alone would leave out an honest voice that drew the rare end of a
+ * heavy tail (one job in fifty at fifty times its prediction is ten
+ * standard deviations out); "rare" alone would let colluders vouch for one
+ * another (a quarter of the voices repeating one claim make it a quarter of
+ * the reports).  Together: left out is a voice that is far, and whose
+ * reports the voices chance allows seldom show as often as it does.  An
+ * honest voice is left out only by a run of luck rarer than one in a
+ * million; the seed's formulas then lose one voice of the farm's, no more.
+ *
+ * Nothing is left out among fewer than ALLOT_SCREEN_AMONG voices, before
+ * any voice has two reports (one report says nothing of a voice's habit),
+ * or when half the voices or more would be: the rule is for a minority.
+ * The sd counts as at least ALLOT_CHANCE_SD_FLOOR of the centre, so that
+ * voices of an app whose every report is its prediction are not told apart
+ * by rounding.
+ *
+ * What it cannot do (docs/voices.md measures it): a voice of a few reports
+ * that claims long jobs more often than honest voices do, but not every
+ * time (half its jobs at ten times), is not rare enough alone to be told
+ * from luck, and a quarter of the voices doing so moves the mean by
+ * tens of percent; nor does it judge voices that claim less than the
+ * centre by less than the sd allows (an honest tail keeps the sd wide).
+ */
+#define ALLOT_CHANCE_SD_FLOOR 0.01
+
+/* Each voice's first report, number of reports and mean ratio. */
+typedef struct VoiceMean
+{
+	int			first;
+	int			n;
+	double		mean;
+	bool		reference;
+	bool		far;
+	bool		kept;
+} VoiceMean;
+
+static double
+ratio_of(const AppUnitReport *r)
+{
+	return r->actual / r->predicted;
+}
+
+/*
+ * P(X >= c) for X binomial(n, q), or 1 when c is not above what is
+ * expected (nothing rare to measure).  The terms fall away geometrically
+ * past the mode, so the sum stops once they no longer count.
+ */
+static double
+binomial_tail(int n, int c, double q)
+{
+	double		p = 0;
+
+	if (c <= 0 || q >= 1 || c <= n * q)
+		return 1;
+	if (q <= 0)
+		return 0;
+	for (int k = c; k <= n; k++)
+	{
+		double		term = exp(lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0) +
+							   k * log(q) + (n - k) * log1p(-q));
+
+		p += term;
+		if (term < 1e-17 * p)
+			break;
+	}
+	return p;
+}
+
+/*
+ * The reference's reports: ratios in ascending order with each report's
+ * voice weight (1 / its voice's reports), and the sum of the weights from
+ * each position on, so that the share of the reference at or above a
+ * ratio is a binary search.
+ */
+typedef struct Reference
+{
+	double	   *ratio;
+	double	   *from;			/* from[i]: weight of ratio[i ..]; from[m] = 0 */
+	int			m;
+	double		voices;
+} Reference;
+
+static int
+by_ratio(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Weight of the reference's reports at or above t (above) or at or below. */
+static double
+reference_beyond(const Reference *ref, double t, bool above)
+{
+	int			lo = 0,
+				hi = ref->m;
+
+	/* the first position whose ratio is >= t (above) or > t (below) */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (above ? ref->ratio[mid] < t : ref->ratio[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return above ? ref->from[lo] : ref->from[0] - ref->from[lo];
+}
+
+/*
+ * Is what voice v reports rare among the reports of the reference voices
+ * (and its own)?  For each of its ratios t on the side of its mean, the
+ * probability that as many of n_v honest reports as it has at t or beyond
+ * lie there, each with the voice-weighted share of the reference's reports
+ * (and its own) that do; the least of these, times the number of ratios
+ * tried.  sorted: room for the voice's n_v ratios.
+ */
+static bool
+is_rare(const AppUnitReport *reports, const VoiceMean *v, const Reference *ref,
+		double centre, double *sorted)
+{
+	bool		above = v->mean > centre;
+	double		least = 1;
+	int			tried = 0;
+
+	for (int i = 0; i < v->n; i++)
+		sorted[i] = ratio_of(&reports[v->first + i]);
+	qsort(sorted, v->n, sizeof(double), by_ratio);
+	for (int i = 0; i < v->n; i++)
+	{
+		/* from the far end: t and how many of its ratios lie at t or beyond */
+		int			at = above ? v->n - 1 - i : i;
+		double		t = sorted[at];
+		int			count = i + 1;
+		double		own,
+					share;
+
+		if ((above ? t <= centre : t >= centre) ||
+			(i + 1 < v->n && sorted[above ? at - 1 : at + 1] == t))
+			continue;			/* not on its side, or not the last of equals */
+		own = (double) count / v->n;
+		share = v->reference ? reference_beyond(ref, t, above) / ref->voices :
+			(reference_beyond(ref, t, above) + own) / (ref->voices + 1);
+		least = fmin(least, binomial_tail(v->n, count, share));
+		tried++;
+	}
+	return least * tried < ALLOT_CHANCE_ODDS;
+}
+
+/*
+ * Leave out the voices beyond chance (above), adding them to the screen's
+ * list.  Returns how many reports remain, moved to the front (sorted by
+ * voice).  work must hold 7 * n + 1 doubles.
+ */
+static int
+leave_out_improbable_voices(AppUnitReport *reports, int n, double *work,
+							AppUnitScreen *screen)
+{
+	VoiceMean  *vm = (VoiceMean *) (work + 2 * n);	/* n of them: 3 doubles' room each */
+	double	   *x = work;
+	double	   *w = work + n;
+	int			nv = 0,
+				out = 0,
+				kept = 0;
+	double		ss = 0,
+				dof = 0,
+				centre,
+				sd;
+	Reference	ref;
+
+	if (n == 0)
+		return 0;
+	qsort(reports, n, sizeof(AppUnitReport), by_host);
+	for (int i = 0; i < n;)
+	{
+		int			j = i;
+		double		sum = 0;
+
+		while (j < n && reports[j].voice == reports[i].voice)
+			sum += ratio_of(&reports[j++]);
+		vm[nv].first = i;
+		vm[nv].n = j - i;
+		vm[nv].mean = sum / (j - i);
+		for (int k = i; k < j; k++)
+			ss += (ratio_of(&reports[k]) - vm[nv].mean) * (ratio_of(&reports[k]) - vm[nv].mean);
+		dof += j - i - 1;
+		nv++;
+		i = j;
+	}
+	if (nv < ALLOT_SCREEN_AMONG || dof == 0)
+		return n;
+
+	/* The voices' median mean, and the pooled spread within voices. */
+	for (int v = 0; v < nv; v++)
+	{
+		x[v] = vm[v].mean;
+		w[v] = 1;
+	}
+	centre = allot_median_voices(x, w, nv);
+	sd = fmax(sqrt(ss / dof), ALLOT_CHANCE_SD_FLOOR * fabs(centre));
+	for (int v = 0; v < nv; v++)
+	{
+		double		z = fabs(vm[v].mean - centre) / (sd / sqrt((double) vm[v].n));
+
+		vm[v].reference = z <= ALLOT_BOUND_X;
+		vm[v].far = z > ALLOT_CHANCE_SIGMAS;
+	}
+	/* The reference's reports by ratio, with their voice weights. */
+	ref.ratio = work + 5 * n;
+	ref.from = work + 6 * n;
+	ref.m = 0;
+	ref.voices = 0;
+	for (int v = 0; v < nv; v++)
+	{
+		if (!vm[v].reference)
+			continue;
+		for (int i = vm[v].first; i < vm[v].first + vm[v].n; i++)
+		{
+			work[2 * ref.m] = ratio_of(&reports[i]);	/* pairs over x and w */
+			work[2 * ref.m + 1] = 1.0 / vm[v].n;
+			ref.m++;
+		}
+		ref.voices += 1;
+	}
+	qsort(work, ref.m, 2 * sizeof(double), by_ratio);
+	ref.from[ref.m] = 0;
+	for (int i = ref.m - 1; i >= 0; i--)
+	{
+		ref.ratio[i] = work[2 * i];
+		ref.from[i] = ref.from[i + 1] + work[2 * i + 1];
+	}
+	for (int v = 0; v < nv; v++)
+	{
+		vm[v].kept = !vm[v].far || !is_rare(reports, &vm[v], &ref, centre, x);
+		out += !vm[v].kept;
+	}
+	if (out * 2 >= nv)
+		return n;				/* not a minority: leave the seed's formulas be */
+
+	for (int v = 0; v < nv; v++)
+	{
+		if (!vm[v].kept)
+		{
+			if (screen->voices_out != NULL)
+				screen->voices_out[screen->n_voices_out++] = reports[vm[v].first].voice;
+			continue;
+		}
+		for (int i = vm[v].first; i < vm[v].first + vm[v].n; i++)
+			reports[kept++] = reports[i];
+	}
+	return kept;
+}
+
+/*
  * A share of the voices this large reaching the limit is the farm's tail,
  * not a few voices' claim: 0.6.0's search held out a few voices claiming
  * the most up to about one voice in 16, and no further.
@@ -191,7 +480,11 @@ allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
 	bool		stalled = false;
 
 	if (screen != NULL)
+	{
 		n = screen_reports(reports, n, work, screen);
+		if (!screen->screen_only)
+			n = leave_out_improbable_voices(reports, n, work, screen);
+	}
 	x = work;					/* counted ratios */
 	w = work + n;				/* weights */
 	stats->n = n;

@@ -7,6 +7,7 @@
 #ifndef ALLOT_APP_UNIT_STATS_H
 #define ALLOT_APP_UNIT_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "estimate.h"
@@ -32,6 +33,8 @@ typedef struct AppUnitScreen
 	ScreenBand	flops;
 	int64_t    *voices_out;
 	int			n_voices_out;
+	bool		screen_only;	/* true: screening alone, without the rule of
+								 * ALLOT_CHANCE_SIGMAS (for comparison) */
 } AppUnitScreen;
 
 /* Doubles of work allot_app_unit_stats needs for n reports. */
@@ -46,13 +49,25 @@ typedef struct AppUnitScreen
 #define ALLOT_RATIO_START 2.0
 
 /*
+ * A voice whose mean ratio of actual to predicted app units lies more than
+ * ALLOT_CHANCE_SIGMAS standard errors (sd / sqrt(its reports)) from the
+ * voices' mean (twice the seed's X of the bound), and whose reports the
+ * other voices would show less often than ALLOT_CHANCE_ODDS, is left out
+ * of the app's statistics (app_unit_stats.c, "bounded influence over
+ * owners' voices").
+ */
+#define ALLOT_CHANCE_SIGMAS ALLOT_ESTIMATE_X
+#define ALLOT_CHANCE_ODDS 1e-6
+
+/*
  * The app's statistics from reports[0 .. n), each voice one voice, after
  * screening (voices.h): the reports of voices left out, and those whose
  * ratio is beyond the band, are not counted (stats->n counts the rest).
  * Reorders reports in place; work must hold ALLOT_APP_UNIT_WORK(n)
  * doubles.  *cap receives the ratio beyond which a report counted at that
  * ratio (0 when nothing counts).  With screen NULL nothing is screened
- * (0.6.0's statistics); else it receives what was left out.
+ * (0.6.0's statistics); else it receives what was left out, by
+ * screening and by chance (the voices beyond ALLOT_CHANCE_SIGMAS).
  */
 extern void allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
 								 AppStats *stats, double *cap, AppUnitScreen *screen);

@@ -421,7 +421,7 @@ learn_app(HeapTuple t, TupleDesc d, int version, const LearnJob *jobs, int n,
 	double		bound = INFINITY;
 	bool		windows = version > 0;
 	bool		screened = version == 2;
-	AppUnitScreen screen = {{0, 0, 0}, {0, 0, 0}, NULL, 0};
+	AppUnitScreen screen = {{0, 0, 0}, {0, 0, 0}, NULL, 0, false};
 	Datum		args[21];
 	char		nulls[21];
 
@@ -759,7 +759,7 @@ allot_app_unit_statistics_sql(PG_FUNCTION_ARGS)
 		reports[i].flops_per_au = flops != NULL && isfinite(flops[i]) && flops[i] > 0 ? flops[i] : 0;
 	}
 	{
-		AppUnitScreen screen = {{0, 0, 0}, {0, 0, 0}, NULL, 0};
+		AppUnitScreen screen = {{0, 0, 0}, {0, 0, 0}, NULL, 0, false};
 
 		allot_app_unit_stats(reports, n, work, &stats, &bound, flops != NULL ? &screen : NULL);
 	}

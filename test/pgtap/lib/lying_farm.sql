@@ -20,6 +20,11 @@
 --   'edge'        always 50 app units in 1,000 s: within the band screening
 --                 keeps (voices.h), so only the seed's bound holds it
 --   'sybil'       'units', but every liar a host of one owner
+--   'fivefold'    always 5 app units in 500 s: far from the honest voices,
+--                 but close enough that a quarter of the voices claiming it
+--                 can vouch for one another (app_unit_stats.c)
+--   'halflong'    10 app units in 1,000 s every other job, else the
+--                 prediction: the honest tail, five times as often
 -- With quorum 1 every result is validated, the liars' too.  With quorum 2
 -- every job has a replica for another owner (min_quorum and
 -- target_nresults 2), and the validator compares outputs: the honest
@@ -81,6 +86,10 @@ BEGIN
                         WHEN 'flops' THEN units := 1; secs := 100; flops := 1;
                         WHEN 'tailfree' THEN units := 1; secs := 100;
                         WHEN 'edge' THEN units := 50; secs := 1000;
+                        WHEN 'fivefold' THEN units := 5; secs := 500;
+                        WHEN 'halflong' THEN
+                            units := CASE WHEN (h + round) % 2 = 0 THEN 10 ELSE 1 END;
+                            secs := 100 * units;
                     END CASE;
                 ELSE
                     units := CASE WHEN long_ THEN 10 ELSE 1 END;
