@@ -1095,8 +1095,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON allot.host_reliability, allot.job_voice
  *
  * Jobs end.  A host is never sent a job it failed, so a job failed by every
  * host that asks would wait unsent for ever.  A job that has failed and
- * stays unsent for allot.unsendable_after since its last failure ends in
- * error with reason 'unsendable' (or, with allot.retry_failed_hosts, goes
+ * stays unsent for allot.unsendable_after since its last failure, while
+ * hosts asked for work after it, ends in error with reason 'unsendable' (or, with allot.retry_failed_hosts, goes
  * once to a host that failed it once: resend_to_failed; then it ends).
  * Every job that ends in error says why (job.reason), and
  * allot.status_job_error lists them for the status page.
@@ -1161,6 +1161,13 @@ SELECT j.id AS job_id, j.workload_id, w.name AS workload, j.reason, j.failures, 
  WHERE j.state = 'error';
 COMMENT ON VIEW allot.status_job_error IS
     'Jobs that ended in error, with why (job.reason), for the status page';
+COMMENT ON COLUMN allot.status_job_error.job_id IS 'The job';
+COMMENT ON COLUMN allot.status_job_error.workload_id IS 'Its workload';
+COMMENT ON COLUMN allot.status_job_error.workload IS 'Its workload''s name';
+COMMENT ON COLUMN allot.status_job_error.failures IS 'Its failed sendings (errors, aborts, losses, timeouts, invalid results)';
+COMMENT ON COLUMN allot.status_job_error.tries IS 'Its sendings';
+COMMENT ON COLUMN allot.status_job_error.last_host_id IS 'The host of its last sending, when it gave up on one; NULL when it ended unsent';
+COMMENT ON COLUMN allot.status_job_error.returned_at IS 'When its last sending was reported';
 COMMENT ON COLUMN allot.status_job_error.reason IS
     'Why it ended: ''too many errors'', ''too many sendings'', ''unsendable''; NULL: an error before 0.7.0, or set by hand';
 REVOKE ALL ON allot.status_job_error FROM PUBLIC;

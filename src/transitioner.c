@@ -462,7 +462,9 @@ record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
  * failed (dispatch_pick.c), so a job that failed on every host that asks
  * would wait unsent for ever.  A job of an active workload that failed and
  * has stayed unsent for allot.unsendable_after since its last report
- * (allot.job_report: a host's error, or its timeout) ends in error, reason
+ * (allot.job_report: a host's error, or its timeout), while hosts asked for
+ * work after that report (allot.host_resource.asked_at: a farm nobody asked
+ * of for a week has not refused the job), ends in error, reason
  * 'unsendable'.  With allot.retry_failed_hosts it first gets a second
  * chance, resend_to_failed: a host that failed it once may take it again,
  * for as long again (its clock runs to twice the wait); when that too runs
@@ -482,11 +484,13 @@ end_unsendable_jobs(TimestampTz now)
 
 		unsendable_plan = allot_prepare(
 										"WITH stuck AS ("
-										"  SELECT j.id FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id"
+										"  SELECT j.id FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id,"
+										"         LATERAL (SELECT max(r.reported_at) AS at FROM allot.job_report r"
+										"                   WHERE r.job_id = j.id) failed"
 										"   WHERE j.state = 'unsent' AND j.failures > 0 AND w.state = 'active'"
-										"     AND (SELECT max(r.reported_at) FROM allot.job_report r WHERE r.job_id = j.id)"
-										"         < $1 - pg_catalog.make_interval(secs => $2::float8"
+										"     AND failed.at < $1 - pg_catalog.make_interval(secs => $2::float8"
 										"                    * CASE WHEN j.resend_to_failed THEN 2 ELSE 1 END)"
+										"     AND failed.at < (SELECT max(asked_at) FROM allot.host_resource)"
 										"   ORDER BY j.id LIMIT $4 FOR UPDATE OF j SKIP LOCKED),"
 										" ended AS ("
 										"  UPDATE allot.job j"

@@ -18,7 +18,7 @@
 -- Virtual time from 2026-01-01 00:00 UTC; every host has 1 GFLOPS CPUs.
 -- Runs as a superuser in a fresh database with pgtap and allot created.
 BEGIN;
-SELECT plan(35);
+SELECT plan(37);
 
 -- One request of host h for one CPU instance of workload w only (seeded).
 CREATE FUNCTION pg_temp.take(h bigint, w bigint, at timestamptz)
@@ -195,6 +195,12 @@ SELECT allot.report_job(1, (pg_temp.take(1, 4, '2026-05-01 00:00') -> 'jobs' -> 
                         'error', now => '2026-05-01 00:01');
 SET LOCAL allot.retry_failed_hosts = on;
 SELECT allot.run_transitioner('2026-05-02 00:02');
+SELECT results_eq($$SELECT state, resend_to_failed FROM allot.job WHERE id = 1001$$,
+                  $$VALUES ('unsent', false)$$,
+                  '2: a farm no host asked of since the failure has not refused the job: it waits');
+SELECT is(jsonb_array_length(pg_temp.take(1, 4, '2026-05-02 00:03') -> 'jobs'), 0,
+          '2: host 1 asks again, and is not sent it');
+SELECT allot.run_transitioner('2026-05-02 00:04');
 SELECT results_eq($$SELECT state, resend_to_failed, reason FROM allot.job WHERE id = 1001$$,
                   $$VALUES ('unsent', true, NULL::text)$$,
                   '2: retry_failed_hosts: unsendable, the job may go to a host that failed it');
