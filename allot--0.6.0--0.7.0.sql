@@ -1150,9 +1150,10 @@ COMMENT ON COLUMN allot.host_reliability.error_streak IS
 COMMENT ON COLUMN allot.host_reliability.backoff_until IS
     'Until when request_work sends it nothing after its failures (allot.error_backoff, doubling per failure in a row, at most allot.max_error_backoff). NULL: no backoff';
 
-/* Jobs of the transitioner's unsendable step: failed, unsent. */
-CREATE INDEX job_unsent_failed_idx ON allot.job (returned_at)
-    WHERE state = 'unsent' AND failures > 0;
+/* Jobs of the transitioner's unsendable step (failed, unsent), and of
+ * status_job_error. */
+CREATE INDEX job_unsent_failed_idx ON allot.job (id) WHERE state = 'unsent' AND failures > 0;
+CREATE INDEX job_error_idx ON allot.job (id) WHERE state = 'error';
 
 CREATE VIEW allot.status_job_error AS
 SELECT j.id AS job_id, j.workload_id, w.name AS workload, j.reason, j.failures, j.tries,

@@ -18,7 +18,7 @@
 -- Virtual time from 2026-01-01 00:00 UTC; every host has 1 GFLOPS CPUs.
 -- Runs as a superuser in a fresh database with pgtap and allot created.
 BEGIN;
-SELECT plan(37);
+SELECT plan(38);
 
 -- One request of host h for one CPU instance of workload w only (seeded).
 CREATE FUNCTION pg_temp.take(h bigint, w bigint, at timestamptz)
@@ -270,6 +270,8 @@ SELECT is((SELECT extract(epoch FROM backoff_until - '2026-08-01 00:00:01')::flo
              FROM allot.host_reliability WHERE host_id = 30),
           1000::float8, '3: at most allot.max_error_backoff');
 RESET allot.max_error_backoff;
+SELECT is(pg_temp.take(30, 5, '2026-08-01 00:03') -> 'resources' -> 'cpu' ->> 'reason', 'its last 9 tasks failed',
+          '3: each resource it asked for says why it got nothing');
 
 -- Another host's success does not shorten host 30's backoff; a report of
 -- host 30's job by another host is refused and changes nothing.
