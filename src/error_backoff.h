@@ -15,25 +15,11 @@
  *            move its streak: a report is accepted only from the host the
  *            job is in progress on
  *
- * Pure logic, and the same rules in SQL for the statements that apply
- * them.
+ * The rules in SQL, for the statements that apply them (report.c,
+ * transitioner.c).
  */
 #ifndef ALLOT_ERROR_BACKOFF_H
 #define ALLOT_ERROR_BACKOFF_H
-
-#include <math.h>
-
-/* Seconds a host waits after `streak` failures in a row (0: none). */
-static inline double
-allot_error_backoff_secs(int streak, double first, double most)
-{
-	double		secs;
-
-	if (streak <= 0 || first <= 0)
-		return 0;
-	secs = first * ldexp(1.0, streak > 60 ? 59 : streak - 1);
-	return secs < most ? secs : most;
-}
 
 /* The quota after n failures, in SQL, of a quota q (an SQL int). */
 #define ALLOT_QUOTA_AFTER_FAILURES_SQL(q, n) \
