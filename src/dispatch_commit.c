@@ -25,6 +25,11 @@
 #include "entry.h"
 #include "reliability.h"
 
+/* Why a host backing off gets nothing: $25 its failures in a row. */
+#define BACKOFF_REASON_SQL \
+	"CASE WHEN $25 = 1 THEN 'its last task failed'" \
+	" ELSE pg_catalog.format('its last %%s tasks failed', $25) END"
+
 /* Plans per schema: before 0.6.0; with sendings; with replicas (0.7.0). */
 static SPIPlanPtr commit_plan[3] = {NULL, NULL, NULL};
 static SPIPlanPtr voice_plan = NULL;
@@ -115,14 +120,14 @@ prepare_plans(int version)
 						  "            FROM picked p JOIN sent s ON s.id = p.job_id), '[]'),"
 						  "  'resources', coalesce((SELECT jsonb_object_agg(s.name, jsonb_build_object("
 						  "            'status', s.status, 'backoff_secs', b.backoff_secs)"
-						  "            || CASE WHEN $24 > 0 THEN jsonb_build_object('reason',"
-						  "                 pg_catalog.format('its last %%s tasks failed', $25)) ELSE '{}' END)"
+						  "            || CASE WHEN $24 > 0 THEN jsonb_build_object('reason', " BACKOFF_REASON_SQL ")"
+						  "               ELSE '{}' END)"
 						  "          FROM unnest($14, $15) s(name, status)"
 						  "          JOIN backoff b ON b.resource = s.name), '{}'),"
 						  "  'apps', coalesce((SELECT jsonb_object_agg(a.id::text, jsonb_build_object("
 						  "            'est_flops_per_au', a.est)) FROM unnest($17, $18) a(id, est)), '{}'))"
 						  " || CASE WHEN $24 > 0 THEN jsonb_build_object('request_delay', $24,"
-						  "         'reason', pg_catalog.format('its last %%s tasks failed', $25)) ELSE '{}' END",
+						  "         'reason', " BACKOFF_REASON_SQL ") ELSE '{}' END",
 						  sendings ? ", sending = j.sending + 1, tries = j.tries + 1" : "",
 						  version < 2 ? "" :
 						  ", min_quorum = CASE WHEN p.replicate THEN " CppAsString2(ALLOT_ADAPTIVE_QUORUM)
@@ -385,9 +390,14 @@ allot_commit_request(Dispatch *d)
 	args[20] = float8_datum_array(cv_raw, cv_raw_null, d->req.n_client);
 	args[21] = Int32GetDatum(allot_daily_quota);
 	args[22] = PointerGetDatum(construct_array(replicate, n, BOOLOID, 1, true, TYPALIGN_CHAR));
-	/* A host backing off is told how long to wait, and why (error_backoff.h). */
+	/*
+	 * A host backing off is told how long to wait, and why (error_backoff.h):
+	 * at most the longest backoff, whatever clock the failures were
+	 * reported at.
+	 */
 	args[23] = Float8GetDatum(d->host.backoff_until > d->now ?
-							  ceil((double) (d->host.backoff_until - d->now) / USECS_PER_SEC) : 0);
+							  Min(ceil((double) (d->host.backoff_until - d->now) / USECS_PER_SEC),
+								  (double) allot_max_error_backoff) : 0);
 	args[24] = Int32GetDatum(d->host.error_streak);
 
 	/* Credit rows first: the fold locks them before anything else too. */
