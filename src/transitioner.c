@@ -7,8 +7,9 @@
  * concurrent calls, and dispatch, share the work instead of waiting:
  *
  *   time out   jobs in progress past their deadline go back to unsent for
- *              another host; the late host's quota drops by one, and its
- *              late report will be refused
+ *              another host; the late host's quota halves and it backs
+ *              off (error_backoff.h), and its late report will be refused
+ *   unsendable jobs that failed and no host will take end in error
  *   expire     assignments whose host went quiet stop counting
  *   learn      each validated success not read yet feeds its app's FLOPS
  *              per app unit (a percentile over hosts) and its app-unit
