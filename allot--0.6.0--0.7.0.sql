@@ -1468,3 +1468,113 @@ SELECT pg_catalog.pg_extension_config_dump('allot.job_archive', '');
  * ------------------------------------------------------------------------- */
 COMMENT ON FUNCTION allot.app_unit_statistics(bigint[], double precision[], double precision[], double precision[]) IS
     'An app''s statistics from a window of validated reports (voices, actual and predicted app units, FLOPS per app unit as claimed), as 0.7.0''s transitioner computes them: claims implausible by far left out, and voices whose mean lies far from the voices'' median with reports that honest voices would seldom show as often; each voice one voice, each report counted up to the seed''s bound';
+
+/* ---------------------------------------------------------------------------
+ * Issue 32: bounds that fit, jobs that end, errors that cost.
+ *
+ * Bounds.  Most BOINC apps never report app units, so every report says
+ * what was predicted and seed 004's bound (mean + 4 standard deviations of
+ * actual / predicted app units) equals the estimate: a job in ten that runs
+ * ten times longer is aborted by a client that enforces rsc_fpops_bound.
+ * The transitioner now also learns the spread of run time per predicted app
+ * unit (elapsed x raw FLOPS / predicted app units) from the same window of
+ * validated reports, screened and one voice per owner as the app-unit
+ * statistics are: run_flops_n and run_flops_bound (mean + 4 standard
+ * deviations of that figure).  When the app units say nothing of the
+ * spread, the bound is the estimate's base times run_flops_bound over the
+ * app's FLOPs per app unit; before allot.bound_min_reports reports, times
+ * allot.default_bound_factor.  An operator's bound_factor (per app, per
+ * job: BOINC's rsc_fpops_bound by hand) is a floor: the bound is at least
+ * that many times the estimate.
+ *
+ * Jobs end.  A host is never sent a job it failed, so a job failed by every
+ * host that asks would wait unsent for ever.  A job that has failed and
+ * stays unsent for allot.unsendable_after since its last failure, while
+ * hosts asked for work after it, ends in error with reason 'unsendable' (or, with allot.retry_failed_hosts, goes
+ * once to a host that failed it once: resend_to_failed; then it ends).
+ * Every job that ends in error says why (job.reason), and
+ * allot.status_job_error lists them for the status page.
+ *
+ * Errors cost.  A failed sending halves its host's daily quota for the
+ * version (not below 1; a success doubles it back, up to
+ * allot.daily_quota), and a host whose sendings fail in a row is told to
+ * wait: allot.error_backoff after the first, doubling with each, at most
+ * allot.max_error_backoff; request_work sends it nothing until then.
+ * ------------------------------------------------------------------------- */
+ALTER TABLE allot.app
+    ADD COLUMN bound_factor double precision,
+    ADD COLUMN run_flops_n bigint NOT NULL DEFAULT 0,
+    ADD COLUMN run_flops_bound double precision,
+    ADD CONSTRAINT app_bound_factor_range CHECK (bound_factor BETWEEN 1 AND 1e6);
+COMMENT ON COLUMN allot.app.bound_factor IS
+    'Operator sets: every job of the app gets a bound (rsc_fpops_bound) of at least this many times its estimate. NULL: none';
+COMMENT ON COLUMN allot.app.run_flops_n IS
+    'Allot writes (the transitioner): how many reports of the window counted in run_flops_bound';
+COMMENT ON COLUMN allot.app.run_flops_bound IS
+    'Allot writes: mean + 4 standard deviations of FLOPs (elapsed x raw FLOPS) per predicted app unit over the window''s screened reports, each owner one voice; the bound when app units say nothing of the spread. NULL: no report said';
+
+/* The dispatch cache holds these too (the transitioner's update of an
+ * app's statistics sets est_flops_per_au each time already). */
+DROP TRIGGER app_cache_invalidate ON allot.app;
+CREATE TRIGGER app_cache_invalidate
+    AFTER INSERT OR UPDATE OF id, est_flops_per_au, bound_factor, run_flops_n, run_flops_bound
+          OR DELETE OR TRUNCATE ON allot.app
+    FOR EACH STATEMENT EXECUTE FUNCTION allot.workload_cache_invalidate();
+
+ALTER TABLE allot.job
+    ADD COLUMN bound_factor double precision,
+    ADD COLUMN reason text,
+    ADD COLUMN resend_to_failed boolean NOT NULL DEFAULT false,
+    ADD CONSTRAINT job_bound_factor_range CHECK (bound_factor BETWEEN 1 AND 1e6),
+    ADD CONSTRAINT job_reason_known
+        CHECK (reason IN ('too many errors', 'too many sendings', 'unsendable'));
+COMMENT ON COLUMN allot.job.bound_factor IS
+    'Operator sets: the job''s bound (rsc_fpops_bound) is at least this many times its estimate (with the app''s, the greater counts). NULL: none';
+COMMENT ON COLUMN allot.job.reason IS
+    'Allot writes: why the job ended in error: ''too many errors'' (more failed sendings than max_error_results), ''too many sendings'' (max_total_results made), ''unsendable'' (failed, and no host it had not failed on took it within allot.unsendable_after). NULL: it did not, or before 0.7.0';
+COMMENT ON COLUMN allot.job.resend_to_failed IS
+    'Allot writes: with allot.retry_failed_hosts, an unsendable job may go to a host that failed it once';
+
+ALTER TABLE allot.host_reliability
+    ADD COLUMN error_streak int NOT NULL DEFAULT 0,
+    ADD COLUMN backoff_until timestamptz,
+    ADD CONSTRAINT host_reliability_error_streak_nonnegative CHECK (error_streak >= 0);
+COMMENT ON COLUMN allot.host_reliability.error_streak IS
+    'Its sendings that failed since its last success';
+COMMENT ON COLUMN allot.host_reliability.backoff_until IS
+    'Until when request_work sends it nothing after its failures (allot.error_backoff, doubling per failure in a row, at most allot.max_error_backoff). NULL: no backoff';
+
+/* Jobs of the transitioner's unsendable step (failed, unsent), and of
+ * status_job_error. */
+CREATE INDEX job_unsent_failed_idx ON allot.job (id) WHERE state = 'unsent' AND failures > 0;
+CREATE INDEX job_error_idx ON allot.job (id) WHERE state = 'error';
+
+CREATE VIEW allot.status_job_error AS
+SELECT j.id AS job_id, j.workload_id, w.name AS workload, j.reason, j.failures, j.tries,
+       j.host_id AS last_host_id, j.returned_at
+  FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id
+ WHERE j.state = 'error';
+COMMENT ON VIEW allot.status_job_error IS
+    'Jobs that ended in error, with why (job.reason), for the status page';
+COMMENT ON COLUMN allot.status_job_error.job_id IS 'The job';
+COMMENT ON COLUMN allot.status_job_error.workload_id IS 'Its workload';
+COMMENT ON COLUMN allot.status_job_error.workload IS 'Its workload''s name';
+COMMENT ON COLUMN allot.status_job_error.failures IS 'Its failed sendings (errors, aborts, losses, timeouts, invalid results)';
+COMMENT ON COLUMN allot.status_job_error.tries IS 'Its sendings';
+COMMENT ON COLUMN allot.status_job_error.last_host_id IS 'The host of its last sending, when it gave up on one; NULL when it ended unsent';
+COMMENT ON COLUMN allot.status_job_error.returned_at IS 'When its last sending was reported';
+COMMENT ON COLUMN allot.status_job_error.reason IS
+    'Why it ended: ''too many errors'', ''too many sendings'', ''unsendable''; NULL: an error before 0.7.0, or set by hand';
+REVOKE ALL ON allot.status_job_error FROM PUBLIC;
+GRANT SELECT ON allot.status_job_error TO allot_monitor, allot_admin;
+
+DO $$
+BEGIN
+    IF pg_catalog.current_setting('server_version_num')::int >= 150000 THEN
+        EXECUTE 'GRANT SET ON PARAMETER allot.default_bound_factor, allot.bound_min_reports,
+                     allot.unsendable_after, allot.retry_failed_hosts, allot.error_backoff,
+                     allot.max_error_backoff
+                 TO allot_admin';
+    END IF;
+END
+$$;

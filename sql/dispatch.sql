@@ -156,8 +156,8 @@ SELECT seconds_per_app_unit, quota, n_success, n_error
   FROM allot.host_app_version hv JOIN allot.job j ON j.app_version_id = hv.app_version_id
  WHERE j.id = :job AND hv.host_id = 3;
 -- Error and aborted: each a failed sending, back to unsent for another
--- host (its first failure, within max_error_results = 3); the quota drops
--- by one each time.
+-- host (its first failure, within max_error_results = 3); the quota halves
+-- each time (100 -> 50 -> 25).
 SELECT id AS job2 FROM allot.job WHERE host_id = 3 AND state = 'in_progress' ORDER BY id LIMIT 1 \gset
 SELECT allot.report_job(3, :job2, 'error', now => '2026-01-03 01:00+00') - 'job_id' AS reply;
 SELECT id AS job3 FROM allot.job WHERE host_id = 3 AND state = 'in_progress' ORDER BY id LIMIT 1 \gset

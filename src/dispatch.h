@@ -64,6 +64,7 @@ typedef struct JobWorkload
 	double		held_predicted;
 	int64		held_group;
 	bool		held_replicated;
+	double		held_bound_factor;
 	int64		last_replica;	/* highest replica id taken so far (0: none) */
 	bool		no_replicas;	/* no unsent replica left for this request */
 	int64		unsent;

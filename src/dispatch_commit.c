@@ -13,6 +13,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
@@ -23,6 +25,11 @@
 #include "entry.h"
 #include "reliability.h"
 
+/* Why a host backing off gets nothing: $25 its failures in a row. */
+#define BACKOFF_REASON_SQL \
+	"CASE WHEN $25 = 1 THEN 'its last task failed'" \
+	" ELSE pg_catalog.format('its last %%s tasks failed', $25) END"
+
 /* Plans per schema: before 0.6.0; with sendings; with replicas (0.7.0). */
 static SPIPlanPtr commit_plan[3] = {NULL, NULL, NULL};
 static SPIPlanPtr voice_plan = NULL;
@@ -32,7 +39,7 @@ static void
 prepare_plans(int version)
 {
 	bool		sendings = version > 0;
-	Oid			commit_args[23] = {
+	Oid			commit_args[25] = {
 		INT8OID, TIMESTAMPTZOID,
 		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, TEXTARRAYOID,
 		FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
@@ -40,7 +47,7 @@ prepare_plans(int version)
 		TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID,
 		INT8ARRAYOID, FLOAT8ARRAYOID,
 		INT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
-		INT4OID, BOOLARRAYOID
+		INT4OID, BOOLARRAYOID, FLOAT8OID, INT4OID
 	};
 
 	if (commit_plan[version] != NULL)
@@ -112,11 +119,15 @@ prepare_plans(int version)
 						  "            'deadline', p.deadline%s)%s ORDER BY p.ord)"
 						  "            FROM picked p JOIN sent s ON s.id = p.job_id), '[]'),"
 						  "  'resources', coalesce((SELECT jsonb_object_agg(s.name, jsonb_build_object("
-						  "            'status', s.status, 'backoff_secs', b.backoff_secs))"
+						  "            'status', s.status, 'backoff_secs', b.backoff_secs)"
+						  "            || CASE WHEN $24 > 0 THEN jsonb_build_object('reason', " BACKOFF_REASON_SQL ")"
+						  "               ELSE '{}' END)"
 						  "          FROM unnest($14, $15) s(name, status)"
 						  "          JOIN backoff b ON b.resource = s.name), '{}'),"
 						  "  'apps', coalesce((SELECT jsonb_object_agg(a.id::text, jsonb_build_object("
-						  "            'est_flops_per_au', a.est)) FROM unnest($17, $18) a(id, est)), '{}'))",
+						  "            'est_flops_per_au', a.est)) FROM unnest($17, $18) a(id, est)), '{}'))"
+						  " || CASE WHEN $24 > 0 THEN jsonb_build_object('request_delay', $24,"
+						  "         'reason', " BACKOFF_REASON_SQL ") ELSE '{}' END",
 						  sendings ? ", sending = j.sending + 1, tries = j.tries + 1" : "",
 						  version < 2 ? "" :
 						  ", min_quorum = CASE WHEN p.replicate THEN " CppAsString2(ALLOT_ADAPTIVE_QUORUM)
@@ -145,7 +156,7 @@ prepare_plans(int version)
 						  version < 2 ? "" :
 						  " || CASE WHEN s.replica_of IS NULL THEN '{}'::jsonb"
 						  "         ELSE jsonb_build_object('replica_of', s.replica_of) END"),
-						  23, commit_args);
+						  25, commit_args);
 
 	/*
 	 * The owners each replicated job now went to (allot.job_voice): one
@@ -293,7 +304,7 @@ allot_commit_request(Dispatch *d)
 	bool	   *cv_spau_null = palloc0(sizeof(bool) * (d->req.n_client + 1));
 	double	   *cv_raw = palloc(sizeof(double) * (d->req.n_client + 1));
 	bool	   *cv_raw_null = palloc0(sizeof(bool) * (d->req.n_client + 1));
-	Datum		args[23];
+	Datum		args[25];
 	Datum	   *replicate = palloc(sizeof(Datum) * (n + 1));
 	int			dims[1];
 	int			lbs[1] = {1};
@@ -379,6 +390,15 @@ allot_commit_request(Dispatch *d)
 	args[20] = float8_datum_array(cv_raw, cv_raw_null, d->req.n_client);
 	args[21] = Int32GetDatum(allot_daily_quota);
 	args[22] = PointerGetDatum(construct_array(replicate, n, BOOLOID, 1, true, TYPALIGN_CHAR));
+	/*
+	 * A host backing off is told how long to wait, and why (error_backoff.h):
+	 * at most the longest backoff, whatever clock the failures were
+	 * reported at.
+	 */
+	args[23] = Float8GetDatum(d->host.backoff_until > d->now ?
+							  Min(ceil((double) (d->host.backoff_until - d->now) / USECS_PER_SEC),
+								  (double) allot_max_error_backoff) : 0);
+	args[24] = Int32GetDatum(d->host.error_streak);
 
 	/* Credit rows first: the fold locks them before anything else too. */
 	if (d->fairness != FAIRNESS_CURRENT)

@@ -59,7 +59,8 @@ prepare_plans(bool voices)
 											   HOST_READ_SQL(",  CASE WHEN h.owner_id IS NULL THEN h.id ELSE -h.owner_id END,"
 															 "    h.registered_at IS NULL OR coalesce(o.trusted, false),"
 															 "    r.proven_at IS NOT NULL,"
-															 "    coalesce(r.consecutive_valid, 0), coalesce(r.error_rate, 0)",
+															 "    coalesce(r.consecutive_valid, 0), coalesce(r.error_rate, 0),"
+															 "    r.backoff_until, coalesce(r.error_streak, 0)",
 															 "  LEFT JOIN allot.owner o ON o.id = h.owner_id"
 															 "  LEFT JOIN allot.host_reliability r ON r.host_id = h.id") :
 											   HOST_READ_SQL("", ""),
@@ -189,6 +190,9 @@ allot_read_dispatch_host(DispatchHost *host, const WorkloadCache *cache,
 		host->proven = host->trust.vouched || DatumGetBool(SPI_getbinval(t, d, 11, &isnull));
 		host->trust.consecutive_valid = DatumGetInt32(SPI_getbinval(t, d, 12, &isnull));
 		host->trust.error_rate = DatumGetFloat8(SPI_getbinval(t, d, 13, &isnull));
+		v = SPI_getbinval(t, d, 14, &isnull);
+		host->backoff_until = isnull ? 0 : DatumGetTimestampTz(v);
+		host->error_streak = DatumGetInt32(SPI_getbinval(t, d, 15, &isnull));
 	}
 	v = SPI_getbinval(t, d, 1, &isnull);
 	host->os = isnull ? NULL : TextDatumGetCString(v);

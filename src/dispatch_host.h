@@ -11,6 +11,7 @@
 
 #include "access/htup.h"
 #include "access/tupdesc.h"
+#include "datatype/timestamp.h"
 
 #include "estimate.h"
 #include "reliability.h"
@@ -42,6 +43,8 @@ typedef struct DispatchHost
 	int64		voice;			/* its owner's voice, or its own (voices.h) */
 	bool		proven;			/* its claims count as proven (0.7.0) */
 	HostTrust	trust;			/* for adaptive replication (reliability.h) */
+	TimestampTz backoff_until;	/* sent nothing before (error_backoff.h); 0: none */
+	int			error_streak;	/* its sendings failed in a row */
 } DispatchHost;
 
 /* What the host has said of an app version, and its quota. */

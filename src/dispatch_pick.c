@@ -44,6 +44,17 @@ static SPIPlanPtr take_plan[2] = {NULL, NULL};	/* before 0.7.0; one replica per 
 static SPIPlanPtr replica_take_plan = NULL;
 static SPIPlanPtr oldest_plan = NULL;
 
+/*
+ * From 0.7.0: host $3 never had job j, or the job is unsendable and the
+ * operator lets it go back to a host that failed it once
+ * (allot.retry_failed_hosts; the transitioner sets resend_to_failed).
+ */
+#define NEVER_FAILED_HERE_SQL \
+	"(NOT EXISTS (SELECT FROM allot.job_report r" \
+	"              WHERE r.job_id = j.id AND r.host_id = $3 OFFSET 0)" \
+	"  OR j.resend_to_failed AND (SELECT count(*) FROM allot.job_report r" \
+	"                              WHERE r.job_id = j.id AND r.host_id = $3) < 2)"
+
 static void
 prepare_plans(bool voices)
 {
@@ -69,7 +80,7 @@ prepare_plans(bool voices)
 	 */
 	if (!voices)
 		take_plan[0] = allot_prepare(
-									 "SELECT j.id, j.predicted_app_units, j.id, false FROM allot.job j"
+									 "SELECT j.id, j.predicted_app_units, j.id, false, 0::float8 FROM allot.job j"
 									 " WHERE j.workload_id = $1 AND j.state = 'unsent' AND j.id > $2"
 									 "   AND NOT EXISTS (SELECT FROM allot.job_report r"
 									 "                    WHERE r.job_id = j.id AND r.host_id = $3 OFFSET 0)"
@@ -85,11 +96,11 @@ prepare_plans(bool voices)
 	else
 		take_plan[1] = allot_prepare(
 									 "SELECT j.id, j.predicted_app_units, coalesce(j.replica_of, j.id),"
-									 "       j.replica_of IS NOT NULL OR j.target_nresults > 1 OR j.min_quorum > 1"
+									 "       j.replica_of IS NOT NULL OR j.target_nresults > 1 OR j.min_quorum > 1,"
+									 "       coalesce(j.bound_factor, 0)"
 									 "  FROM allot.job j"
 									 " WHERE j.workload_id = $1 AND j.state = 'unsent' AND j.id > $2"
-									 "   AND NOT EXISTS (SELECT FROM allot.job_report r"
-									 "                    WHERE r.job_id = j.id AND r.host_id = $3 OFFSET 0)"
+									 "   AND " NEVER_FAILED_HERE_SQL
 									 "   AND (j.replica_of IS NULL AND j.target_nresults = 1 AND j.min_quorum = 1"
 									 "        OR NOT EXISTS (SELECT FROM allot.job_voice v"
 									 "                        WHERE v.group_id = coalesce(j.replica_of, j.id)"
@@ -107,12 +118,12 @@ prepare_plans(bool voices)
 	 */
 	if (voices)
 		replica_take_plan = allot_prepare(
-										  "SELECT j.id, j.predicted_app_units, j.replica_of, true"
+										  "SELECT j.id, j.predicted_app_units, j.replica_of, true,"
+										  "       coalesce(j.bound_factor, 0)"
 										  "  FROM allot.job j"
 										  " WHERE j.workload_id = $1 AND j.state = 'unsent'"
 										  "   AND j.replica_of IS NOT NULL AND j.id > $2"
-										  "   AND NOT EXISTS (SELECT FROM allot.job_report r"
-										  "                    WHERE r.job_id = j.id AND r.host_id = $3 OFFSET 0)"
+										  "   AND " NEVER_FAILED_HERE_SQL
 										  "   AND NOT EXISTS (SELECT FROM allot.job_voice v"
 										  "                    WHERE v.group_id = j.replica_of AND v.voice = $4 OFFSET 0)"
 										  " ORDER BY j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED",
@@ -171,7 +182,7 @@ best_version(const Dispatch *d, const JobWorkload *j, int r)
 
 static void
 estimate_pick(const Dispatch *d, const JobWorkload *j, int v, double predicted,
-			  double *est, double *bound, double *peak)
+			  double job_bound_factor, double *est, double *bound, double *peak)
 {
 	EstimateInput in;
 
@@ -181,6 +192,10 @@ estimate_pick(const Dispatch *d, const JobWorkload *j, int v, double predicted,
 	in.peak_flops = projected_flops(d, v);
 	in.predicted_app_units = predicted;
 	in.default_seconds_per_app_unit = allot_default_seconds_per_app_unit;
+	in.run_flops_bound = allot_app_run_flops_bound(j->app, allot_bound_min_reports);
+	in.default_bound_factor = allot_default_bound_factor;
+	/* The operator's floors, the app's and the job's: the greater counts. */
+	in.bound_factor = Max(j->app->bound_factor, job_bound_factor);
 	allot_estimate(&in, &j->stats, est, bound);
 }
 
@@ -234,7 +249,7 @@ search_start(const Dispatch *d, const JobWorkload *j)
  */
 static bool
 take_job(const Dispatch *d, JobWorkload *j, int64 *job_id, double *predicted,
-		 int64 *group_id, bool *replicated)
+		 int64 *group_id, bool *replicated, double *bound_factor)
 {
 	Datum		args[4];
 	bool		isnull;
@@ -245,6 +260,7 @@ take_job(const Dispatch *d, JobWorkload *j, int64 *job_id, double *predicted,
 		*predicted = j->held_predicted;
 		*group_id = j->held_group;
 		*replicated = j->held_replicated;
+		*bound_factor = j->held_bound_factor;
 		j->held_id = 0;
 		return true;
 	}
@@ -275,6 +291,7 @@ take_job(const Dispatch *d, JobWorkload *j, int64 *job_id, double *predicted,
 		*predicted = DatumGetFloat8(SPI_getbinval(t, td, 2, &isnull));
 		*group_id = DatumGetInt64(SPI_getbinval(t, td, 3, &isnull));
 		*replicated = DatumGetBool(SPI_getbinval(t, td, 4, &isnull));
+		*bound_factor = DatumGetFloat8(SPI_getbinval(t, td, 5, &isnull));
 		if (replica)
 			j->last_replica = *job_id;
 		else
@@ -310,7 +327,8 @@ pick_one(Dispatch *d, int r, Candidate *cand, int *index, int *version, int *eng
 					est,
 					bound,
 					peak,
-					usage;
+					usage,
+					bound_factor;
 		Pick	   *p;
 
 		if (d->fairness == FAIRNESS_DEBT)
@@ -356,13 +374,13 @@ pick_one(Dispatch *d, int r, Candidate *cand, int *index, int *version, int *eng
 		j = &d->jw[index[sel.chosen]];
 		cv = &cache->versions[version[sel.chosen]];
 		usage = r == cache->cpu ? cv->ncpus : cv->ncoprocs;
-		if (!take_job(d, j, &job_id, &predicted, &group_id, &replicated))
+		if (!take_job(d, j, &job_id, &predicted, &group_id, &replicated, &bound_factor))
 		{
 			/* Others hold or took them all: look elsewhere. */
 			j->exhausted = true;
 			continue;
 		}
-		estimate_pick(d, j, version[sel.chosen], predicted, &est, &bound, &peak);
+		estimate_pick(d, j, version[sel.chosen], predicted, bound_factor, &est, &bound, &peak);
 		if (!allot_request_meets_deadline(rr, est, delay_bound(j->w)) &&
 			!allot_request_may_probe(rr, j->in_progress))
 		{
@@ -372,6 +390,7 @@ pick_one(Dispatch *d, int r, Candidate *cand, int *index, int *version, int *eng
 			j->held_predicted = predicted;
 			j->held_group = group_id;
 			j->held_replicated = replicated;
+			j->held_bound_factor = bound_factor;
 			j->blocked[r] = true;
 			continue;
 		}
@@ -448,6 +467,9 @@ allot_pick_jobs(Dispatch *d)
 	{
 		/* An old client's shared seconds may run out before r's turn. */
 		d->req.rsc[r].tried = allot_request_needs(&d->req.rsc[r]);
+		/* A host backing off after its failures is sent nothing (error_backoff.h). */
+		if (d->host.backoff_until > d->now)
+			continue;
 		while (d->n_picks < d->max_picks && allot_request_needs(&d->req.rsc[r]) &&
 			   pick_one(d, r, cand, index, version, engine_counts))
 			CHECK_FOR_INTERRUPTS();

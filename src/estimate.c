@@ -15,6 +15,9 @@
 
 #include "estimate.h"
 
+/* A standard deviation of app-unit ratios below this share of their mean is none. */
+#define ALLOT_NO_SPREAD 1e-6
+
 /*
  * The credit a job counts for the moment it is sent (fairness = recent or
  * debt): its estimate times the peak FLOPS it runs at, the estimate taken at
@@ -83,12 +86,53 @@ allot_seconds_per_app_unit(const EstimateInput *in)
 	return in->default_seconds_per_app_unit;
 }
 
+/*
+ * Do the app's reports of app units show how its jobs differ?  Not when
+ * every report said what was predicted (most BOINC apps never call the
+ * app-units API, and each report says 1): then the seed's bound is the
+ * estimate itself, and seed 004's note 3 applies, "an app's jobs have
+ * variance that is not reflected in app units".
+ */
+bool
+allot_app_units_show_spread(const AppStats *stats)
+{
+	/* Not rounding noise: ratios of 1 summed in floating point. */
+	return stats != NULL &&
+		allot_stdev(stats->n, stats->au_ratio_m2) > ALLOT_NO_SPREAD * fabs(stats->au_ratio_mean);
+}
+
+/*
+ * The estimate (X = 2) and the bound (X = 4) of seed 004.  Where app units
+ * show no spread, the bound comes from run times instead (issue 32): the
+ * FLOPs per predicted app unit that the app's run times reach at mean + 4
+ * standard deviations (the transitioner's run_flops_bound, learnt as the
+ * app-unit statistics are), over the FLOPs per app unit the base is
+ * counted at; while that is unknown, default_bound_factor times the base.
+ * Never below the seed's own bound, and never below the operator's
+ * bound_factor times the estimate (BOINC's rsc_fpops_bound by hand).
+ */
 void
 allot_estimate(const EstimateInput *in, const AppStats *stats,
 			   double *est_secs, double *bound_secs)
 {
 	double		base = allot_seconds_per_app_unit(in) * in->predicted_app_units;
+	double		bound;
 
 	*est_secs = base * allot_app_unit_factor(stats, ALLOT_ESTIMATE_X);
-	*bound_secs = base * allot_app_unit_factor(stats, ALLOT_BOUND_X);
+	bound = base * allot_app_unit_factor(stats, ALLOT_BOUND_X);
+	if (!allot_app_units_show_spread(stats))
+	{
+		double		factor = in->default_bound_factor;
+
+		if (in->run_flops_bound > 0 && in->est_flops_per_au > 0)
+			factor = in->run_flops_bound / in->est_flops_per_au;
+		if (base * factor > bound)
+			bound = base * factor;
+	}
+	if (in->bound_factor > 0 && *est_secs * in->bound_factor > bound)
+		bound = *est_secs * in->bound_factor;
+	/* A job may always run as long as it is expected to. */
+	if (bound < *est_secs)
+		bound = *est_secs;
+	*bound_secs = bound;
 }

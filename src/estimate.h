@@ -29,6 +29,13 @@ typedef struct EstimateInput
 	double		peak_flops;		/* the version's peak FLOPS on this host */
 	double		predicted_app_units;
 	double		default_seconds_per_app_unit;	/* the last resort */
+	/* The bound when app units say nothing of the spread (estimate.c): */
+	double		run_flops_bound;	/* the app's FLOPs per predicted app unit
+									 * that mean + X sd of its run times
+									 * reach; 0: not known yet */
+	double		default_bound_factor;	/* bound / base while it is unknown */
+	double		bound_factor;	/* the operator's floor, bound / estimate;
+								 * 0: none */
 } EstimateInput;
 
 /* Multipliers of the seed: X = 2 for the estimate, X = 4 for the bound. */
@@ -40,6 +47,7 @@ extern double allot_sent_credit(double est_secs, double peak_flops,
 extern double allot_stdev(int64_t n, double m2);
 extern double allot_app_unit_factor(const AppStats *stats, double x);
 extern double allot_seconds_per_app_unit(const EstimateInput *in);
+extern bool allot_app_units_show_spread(const AppStats *stats);
 extern void allot_estimate(const EstimateInput *in, const AppStats *stats,
 						   double *est_secs, double *bound_secs);
 

@@ -21,9 +21,10 @@
 
 #include "entry.h"
 #include "transitioner.h"
+#include "workload_cache.h"
 
 static SPIPlanPtr read_plan = NULL;
-static SPIPlanPtr requeue_plan = NULL;
+static SPIPlanPtr requeue_plan[2] = {NULL, NULL};	/* before 0.7.0; with reason */
 static SPIPlanPtr host_plan = NULL;
 
 PG_FUNCTION_INFO_V1(allot_requeue_job);
@@ -41,6 +42,7 @@ allot_requeue_job(PG_FUNCTION_ARGS)
 	bool		no_host;
 	char	   *host_text;
 	char	   *reply;
+	bool		voices;
 
 	allot_check_settings();
 	allot_require_writable("allot.requeue_job");
@@ -50,7 +52,8 @@ allot_requeue_job(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	allot_lock_for_write("job");	/* before any row: entry.h */
-	if (requeue_plan == NULL)
+	voices = allot_workload_cache()->voices;
+	if (requeue_plan[voices] == NULL)
 	{
 		Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
 
@@ -63,7 +66,7 @@ allot_requeue_job(PG_FUNCTION_ARGS)
 		 * sent the job again.  The job forgets its host, estimate, verdict
 		 * and counts; it keeps its sending number, which only grows.
 		 */
-		requeue_plan = allot_prepare(
+		requeue_plan[voices] = allot_prepare(psprintf(
 									 "WITH ended AS ("
 									 "  INSERT INTO allot.job_report"
 									 "         (job_id, host_id, sent_at, outcome, reported_at, reply, sending)"
@@ -77,8 +80,9 @@ allot_requeue_job(PG_FUNCTION_ARGS)
 									 "       sent_at = NULL, deadline = NULL, est_secs = NULL,"
 									 "       peak_flops_per_sec = NULL, app_units = NULL, elapsed_secs = NULL,"
 									 "       raw_flops_per_sec = NULL, validated = NULL, credit = NULL,"
-									 "       sampled = false, tries = 0, failures = 0"
+									 "       sampled = false, tries = 0, failures = 0%s"
 									 " WHERE id = $1",
+									 voices ? ", reason = NULL, resend_to_failed = false" : ""),
 									 2, types);
 	}
 	args[0] = Int64GetDatum(job_id);
@@ -98,7 +102,7 @@ allot_requeue_job(PG_FUNCTION_ARGS)
 				 errmsg("job %lld is done: it is not requeued", (long long) job_id),
 				 errhint("A done job goes back to unsent when the validator finds it invalid: validate_job(%lld, false).",
 						 (long long) job_id)));
-	if (SPI_execute_plan(requeue_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
+	if (SPI_execute_plan(requeue_plan[voices], args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not requeue job %lld", (long long) job_id);
 	SPI_finish();
 

@@ -8,7 +8,9 @@
  * had: dispatch_pick.c), unless the job's limits say to give up: more
  * failed sendings than its max_error_results, or its max_total_results
  * sendings made.  Then its state is 'error', for the operator (requeue_job starts it
- * over).  Both counts start again when the operator requeues the job.
+ * over), and from 0.7.0 its reason says which ('too many errors', 'too many
+ * sendings'; the transitioner ends a job no host will take as
+ * 'unsendable': transitioner.c).  Both counts start again when the operator requeues the job.
  *
  * Pure logic, and the same rule in SQL for the statements that apply it to
  * many jobs at once (the transitioner's timeouts, time_out_host, the
@@ -30,5 +32,14 @@ allot_job_gives_up(int failures, int tries, int max_error_results, int max_total
 #define ALLOT_STATE_AFTER_FAILURE_SQL \
 	"CASE WHEN j.failures + 1 > j.max_error_results OR j.tries >= j.max_total_results" \
 	" THEN 'error' ELSE 'unsent' END"
+
+/*
+ * Why job j ends in error after one more failure (0.7.0's job.reason; NULL
+ * while it does not), in SQL, given its next state.
+ */
+#define ALLOT_REASON_AFTER_FAILURE_SQL(next) \
+	"CASE WHEN " next " <> 'error' THEN NULL" \
+	" WHEN j.failures + 1 > j.max_error_results THEN 'too many errors'" \
+	" ELSE 'too many sendings' END"
 
 #endif							/* ALLOT_JOB_RETRY_H */

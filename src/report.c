@@ -11,9 +11,10 @@
  *             allot.daily_quota), its seconds per app unit learns from the
  *             report (seed 004); the app's statistics learn from it once it
  *             is validated (the transitioner)
- *   error,    a failed sending: the quota drops by one (not below 1), and the
- *   aborted,  job goes back to unsent for another host, unless its own
- *   lost      limits say to give up (job_retry.h): then it is an error.
+ *   error,    a failed sending: the quota halves (not below 1: error_backoff.h), the
+ *   aborted,  host backs off, and the job goes back to unsent for another host,
+ *   lost      unless its own limits say to give up (job_retry.h): then it is
+ *             an error, with its reason (0.7.0).
  *             Before 0.6.0: error stays an error, aborted goes back
  *
  * Every accepted report is kept in allot.job_report with its reply, so that
@@ -33,6 +34,7 @@
 
 #include "entry.h"
 #include "dispatch_host.h"
+#include "error_backoff.h"
 #include "job_retry.h"
 #include "reliability.h"
 #include "workload_cache.h"
@@ -45,7 +47,7 @@
 static SPIPlanPtr job_plan[2] = {NULL, NULL};
 static SPIPlanPtr previous_plan[2] = {NULL, NULL};
 static SPIPlanPtr accept_plan[3] = {NULL, NULL, NULL};
-static SPIPlanPtr estimate_job_plan = NULL;
+static SPIPlanPtr estimate_job_plan[2] = {NULL, NULL};	/* before 0.7.0; with bound_factor */
 
 /* The job's row as read under its lock, by column. */
 enum
@@ -60,10 +62,11 @@ prepare_plans(int version)
 	bool		sendings = version > 0;
 	Oid			job_args[2] = {INT8OID, INT8OID};
 	Oid			previous_args[3] = {INT8OID, INT8OID, INT4OID};
-	Oid			accept_args[17] = {
+	Oid			accept_args[19] = {
 		INT8OID, INT8OID, TEXTOID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		TIMESTAMPTZOID, FLOAT8OID, TEXTOID, INT4OID, INT4OID,
-		TIMESTAMPTZOID, INT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT4OID
+		TIMESTAMPTZOID, INT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT4OID,
+		INT4OID, INT4OID
 	};
 
 	if (accept_plan[version] != NULL)
@@ -110,7 +113,11 @@ prepare_plans(int version)
 	 * last host.  The app's statistics are not touched: the transitioner
 	 * learns from validated successes only.  From 0.7.0 a failed sending
 	 * also counts against its host's reliability (reliability.h): its
-	 * consecutive valid results start again from 0.
+	 * consecutive valid results start again from 0.  And (issue 32,
+	 * error_backoff.h) a failure halves the quota, lengthens the host's
+	 * streak of failures and its backoff ($18 the first backoff, $19 the
+	 * longest), and says why a job that gives up ended; a success ends
+	 * the streak.
 	 */
 	accept_plan[version] = allot_prepare(psprintf(
 												   "WITH j AS ("
@@ -133,11 +140,12 @@ prepare_plans(int version)
 												   " hv AS ("
 												   "  INSERT INTO allot.host_app_version AS hv"
 												   "         (host_id, app_version_id, quota, seconds_per_app_unit, n_success, n_error)"
-												   "  SELECT $2, j.app_version_id, $11, $8,"
+												   "  SELECT $2, j.app_version_id,"
+												   "         CASE WHEN $10 > 0 THEN $11 ELSE " ALLOT_QUOTA_AFTER_FAILURES_SQL("$11", "1") " END, $8,"
 												   "         ($3 = 'success')::int, ($3 <> 'success')::int FROM j"
 												   "  ON CONFLICT (host_id, app_version_id) DO UPDATE"
 												   "     SET quota = CASE WHEN $10 > 0 THEN least(hv.quota * 2, $11)"
-												   "                      ELSE greatest(hv.quota - 1, 1) END,"
+												   "                      ELSE " ALLOT_QUOTA_AFTER_FAILURES_SQL("hv.quota", "1") " END,"
 												   "         seconds_per_app_unit = CASE WHEN $8 IS NULL THEN hv.seconds_per_app_unit"
 												   "                                     WHEN hv.seconds_per_app_unit IS NULL THEN $8"
 												   "                                     ELSE hv.seconds_per_app_unit"
@@ -155,19 +163,32 @@ prepare_plans(int version)
 												   "        raw_flops_per_sec, reported_at, reply%s)"
 												   "SELECT $1, $2, r.sent_at, $3, $4, $5, $6, $7, r.reply%s FROM reply r"
 												   " RETURNING reply",
+												   version == 2 ? ", failures = failures + $16,"
+												   "         reason = CASE WHEN $9 <> 'error' THEN NULL"
+												   "                       WHEN failures + $16 > max_error_results THEN 'too many errors'"
+												   "                       ELSE 'too many sendings' END" :
 												   sendings ? ", failures = failures + $16" : "",
 												   version < 2 ? "" :
 												   " rel AS ("
-												   "  INSERT INTO allot.host_reliability AS r (host_id, failed_sendings, error_rate)"
-												   "  SELECT $2, 1, " CppAsString2(ALLOT_ERROR_RATE_WEIGHT) " FROM j WHERE $16 > 0"
+												   "  INSERT INTO allot.host_reliability AS r"
+												   "         (host_id, failed_sendings, error_rate, error_streak, backoff_until)"
+												   "  SELECT $2, 1, " CppAsString2(ALLOT_ERROR_RATE_WEIGHT) ", 1,"
+												   "         " ALLOT_BACKOFF_UNTIL_SQL("$7", "1", "$18", "$19")
+												   "    FROM j WHERE $16 > 0"
 												   "  ON CONFLICT (host_id) DO UPDATE"
 												   "     SET failed_sendings = r.failed_sendings + 1, consecutive_valid = 0,"
 												   "         reliable_at = NULL,"
 												   "         error_rate = r.error_rate + " CppAsString2(ALLOT_ERROR_RATE_WEIGHT)
-												   "                      * (1 - r.error_rate)),",
+												   "                      * (1 - r.error_rate),"
+												   "         error_streak = r.error_streak + 1,"
+												   "         backoff_until = " ALLOT_BACKOFF_UNTIL_SQL("$7", "r.error_streak + 1", "$18", "$19") "),"
+												   " calm AS ("
+												   "  UPDATE allot.host_reliability SET error_streak = 0, backoff_until = NULL"
+												   "   WHERE host_id = $2 AND $3 = 'success' AND error_streak > 0"
+												   "     AND EXISTS (SELECT FROM j)),",
 												   sendings ? ", sending" : "",
 												   sendings ? ", $17" : ""),
-										  17, accept_args);
+										  19, accept_args);
 }
 
 static void
@@ -376,8 +397,8 @@ allot_report_job(PG_FUNCTION_ARGS)
 		bool		success = strcmp(outcome, "success") == 0;
 		const char *next;
 		int			failed = success ? 0 : 1;
-		Datum		args[17];
-		char		nulls[17];
+		Datum		args[19];
+		char		nulls[19];
 		TimestampTz sent_at = DatumGetTimestampTz(SPI_getbinval(t, d, JOB_SENT_AT, &isnull));
 		double		out_secs = allot_secs_between(sent_at, now);
 		double		counted_elapsed = elapsed;
@@ -425,6 +446,8 @@ allot_report_job(PG_FUNCTION_ARGS)
 		nulls[14] = has_elapsed ? ' ' : 'n';
 		args[15] = Int32GetDatum(failed);
 		args[16] = Int32GetDatum(job_sending);
+		args[17] = Int32GetDatum(allot_error_backoff);
+		args[18] = Int32GetDatum(allot_max_error_backoff);
 
 		if (SPI_execute_plan(accept_plan[version], args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
 			SPI_processed != 1)
@@ -454,7 +477,8 @@ allot_estimate_job(PG_FUNCTION_ARGS)
 	const WorkloadCache *cache;
 	DispatchHost host;
 	int64		app_id;
-	double		predicted;
+	double		predicted,
+				job_bound_factor;
 	bool		isnull;
 	int			app = -1,
 				best = -1;
@@ -472,19 +496,23 @@ allot_estimate_job(PG_FUNCTION_ARGS)
 	store = allot_materialize(fcinfo, &desc);
 
 	SPI_connect();
-	if (estimate_job_plan == NULL)
+	cache = allot_workload_cache();
+	if (estimate_job_plan[cache->voices] == NULL)
 	{
 		Oid			types[1] = {INT8OID};
 
-		estimate_job_plan = allot_prepare(
-									"SELECT w.app_id, j.predicted_app_units"
+		estimate_job_plan[cache->voices] = allot_prepare(
+									cache->voices ?
+									"SELECT w.app_id, j.predicted_app_units, coalesce(j.bound_factor, 0)"
+									"  FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id"
+									" WHERE j.id = $1" :
+									"SELECT w.app_id, j.predicted_app_units, 0::float8"
 									"  FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id"
 									" WHERE j.id = $1", 1, types);
 	}
-	cache = allot_workload_cache();
 	allot_read_dispatch_host(&host, cache, host_id, false);
 	args[0] = Int64GetDatum(job_id);
-	if (SPI_execute_plan(estimate_job_plan, args, NULL, true, 1) != SPI_OK_SELECT)
+	if (SPI_execute_plan(estimate_job_plan[cache->voices], args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.job");
 	if (SPI_processed == 0)
 		job_not_found(job_id);
@@ -492,6 +520,7 @@ allot_estimate_job(PG_FUNCTION_ARGS)
 	if (isnull)
 		app_id = -1;
 	predicted = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	job_bound_factor = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
 
 	for (int a = 0; a < cache->n_apps; a++)
 		if (cache->apps[a].id == app_id)
@@ -529,6 +558,9 @@ allot_estimate_job(PG_FUNCTION_ARGS)
 		in.peak_flops = best_flops;
 		in.predicted_app_units = predicted;
 		in.default_seconds_per_app_unit = allot_default_seconds_per_app_unit;
+		in.run_flops_bound = allot_app_run_flops_bound(&cache->apps[app], allot_bound_min_reports);
+		in.default_bound_factor = allot_default_bound_factor;
+		in.bound_factor = Max(cache->apps[app].bound_factor, job_bound_factor);
 		allot_estimate(&in, &stats, &est, &bound);
 		values[0] = Int64GetDatum(cache->versions[best].id);
 		values[1] = Float8GetDatum(est);

@@ -52,6 +52,12 @@ double		allot_unproven_coproc_flops = 1e12;
 int			allot_reliable_after = 10;
 double		allot_reliable_alone_probability = 0.9;
 double		allot_reliable_max_error_rate = 0.05;
+double		allot_default_bound_factor = 10;
+int			allot_bound_min_reports = 10;
+int			allot_unsendable_after = 24 * 3600;
+bool		allot_retry_failed_hosts = false;
+int			allot_error_backoff = 60;
+int			allot_max_error_backoff = 24 * 3600;
 
 static const struct config_enum_entry fairness_options[] = {
 	{"current", FAIRNESS_CURRENT, false},
@@ -171,7 +177,7 @@ define_all(void)
 							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.daily_quota",
 							"Jobs a host may take per app version per day, at most.",
-							"Errors, aborts and timeouts lower a host's quota by one; successes double it back up to this.",
+							"Each error, abort or timeout halves a host's quota (not below 1); each success doubles it back up to this.",
 							&allot_daily_quota, 100, 1, 1000000,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.default_seconds_per_app_unit",
@@ -275,6 +281,38 @@ define_all(void)
 							 "The error rate is an average of its sendings' failures (errors, aborts, losses, timeouts, invalid results), each weighing 1/20.",
 							 &allot_reliable_max_error_rate, 0.05, 0.0, 1.0,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("allot.default_bound_factor",
+							 "A job's bound, in times its estimate, while its app's run-time spread is unknown.",
+							 "Used when app units say nothing of the spread and fewer than allot.bound_min_reports "
+							 "validated reports have come in: no job goes out bounded by its estimate alone.",
+							 &allot_default_bound_factor, 10, 1, 1e6,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.bound_min_reports",
+							"Validated reports in an app's window before its run-time spread sets bounds.",
+							NULL,
+							&allot_bound_min_reports, 10, 2, 1000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.unsendable_after",
+							"How long a failed job may stay unsent before it ends in error as unsendable.",
+							"A host is never sent a job it failed; a job every asking host has failed would "
+							"otherwise wait for ever.",
+							&allot_unsendable_after, 24 * 3600, 1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomBoolVariable("allot.retry_failed_hosts",
+							 "Let an unsendable job go once to a host that failed it once, before it ends in error.",
+							 NULL,
+							 &allot_retry_failed_hosts, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.error_backoff",
+							"How long a host is sent nothing after a failed sending; doubles per failure in a row.",
+							NULL,
+							&allot_error_backoff, 60, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.max_error_backoff",
+							"The longest backoff failures in a row earn a host.",
+							NULL,
+							&allot_max_error_backoff, 24 * 3600, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
 }
 
 /* The "allot.*" placeholders waiting to be applied, as they are now. */

@@ -53,6 +53,12 @@ extern double allot_unproven_coproc_flops;
 extern int	allot_reliable_after;
 extern double allot_reliable_alone_probability;
 extern double allot_reliable_max_error_rate;
+extern double allot_default_bound_factor;	/* bound / estimate, spread unknown */
+extern int	allot_bound_min_reports;	/* before the run-time spread counts */
+extern int	allot_unsendable_after; /* seconds a failed job may wait unsent */
+extern bool allot_retry_failed_hosts;
+extern int	allot_error_backoff;	/* seconds after a first failure */
+extern int	allot_max_error_backoff;
 
 typedef enum FairnessMode
 {

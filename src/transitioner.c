@@ -7,8 +7,9 @@
  * concurrent calls, and dispatch, share the work instead of waiting:
  *
  *   time out   jobs in progress past their deadline go back to unsent for
- *              another host; the late host's quota drops by one, and its
- *              late report will be refused
+ *              another host; the late host's quota halves and it backs
+ *              off (error_backoff.h), and its late report will be refused
+ *   unsendable jobs that failed and no host will take end in error
  *   expire     assignments whose host went quiet stop counting
  *   learn      each validated success not read yet feeds its app's FLOPS
  *              per app unit (a percentile over hosts) and its app-unit
@@ -41,6 +42,7 @@
 #include "utils/lsyscache.h"
 
 #include "entry.h"
+#include "error_backoff.h"
 #include "credit.h"
 #include "job_retry.h"
 #include "percentile.h"
@@ -110,7 +112,7 @@ prepare_plans(void)
 /*
  * Jobs in progress past their deadline (or, for time_out_host, every job
  * in progress on host $4): each sending ends as timed out, its host's quota
- * drops by one, the late report it may still send will be refused, and the
+ * halves per sending and from 0.7.0 it backs off (error_backoff.h: $5, $6), the late report it may still send will be refused, and the
  * job goes back to unsent for another host, or from 0.6.0 gives up when its
  * limits say so (job_retry.h).  $1 now, $2 how many at most, $3
  * the quota ceiling.  Quotas are charged in (host, version) order, the
@@ -123,7 +125,7 @@ prepare_plans(void)
 static SPIPlanPtr
 timeout_plan_for(int version, bool by_host)
 {
-	Oid			types[4] = {TIMESTAMPTZOID, INT4OID, INT4OID, INT8OID};
+	Oid			types[6] = {TIMESTAMPTZOID, INT4OID, INT4OID, INT8OID, INT4OID, INT4OID};
 	bool		sendings = version > 0;
 
 	if (timeout_plan[version][by_host] != NULL)
@@ -150,12 +152,12 @@ timeout_plan_for(int version, bool by_host)
 															 " quota AS ("
 															 "  INSERT INTO allot.host_app_version AS hv"
 															 "         (host_id, app_version_id, quota, n_error)"
-															 "  SELECT host_id, app_version_id, greatest($3 - n, 1), n"
+															 "  SELECT host_id, app_version_id, " ALLOT_QUOTA_AFTER_FAILURES_SQL("$3", "n") ", n"
 															 "    FROM (SELECT host_id, app_version_id, count(*)::int AS n"
 															 "            FROM late GROUP BY host_id, app_version_id) l"
 															 "   ORDER BY host_id, app_version_id"
 															 "  ON CONFLICT (host_id, app_version_id) DO UPDATE"
-															 "     SET quota = greatest(hv.quota - excluded.n_error, 1),"
+															 "     SET quota = " ALLOT_QUOTA_AFTER_FAILURES_SQL("hv.quota", "excluded.n_error") ","
 															 "         n_error = hv.n_error + excluded.n_error"
 															 "  RETURNING hv.host_id),%s"
 															 " record AS ("
@@ -169,11 +171,15 @@ timeout_plan_for(int version, bool by_host)
 															 sendings ? "j.sending" : "NULL::int",
 															 sendings ? ALLOT_STATE_AFTER_FAILURE_SQL : "'unsent'::text",
 															 by_host ? "j.host_id = $4" : "j.deadline < $1 AND $4::bigint IS NULL",
+															 version == 2 ? ", failures = j.failures + 1,"
+															 " reason = " ALLOT_REASON_AFTER_FAILURE_SQL("late.next") :
 															 sendings ? ", failures = j.failures + 1" : "",
 															 version < 2 ? "" :
 															 " rel AS ("
-															 "  INSERT INTO allot.host_reliability AS r (host_id, failed_sendings, error_rate)"
-															 "  SELECT host_id, n, " ALLOT_ERROR_RATE_AFTER_FAILURES_SQL("0", "n")
+															 "  INSERT INTO allot.host_reliability AS r"
+															 "         (host_id, failed_sendings, error_rate, error_streak, backoff_until)"
+															 "  SELECT host_id, n, " ALLOT_ERROR_RATE_AFTER_FAILURES_SQL("0", "n") ", n,"
+															 "         " ALLOT_BACKOFF_UNTIL_SQL("$1", "n", "$5", "$6")
 															 "    FROM (SELECT host_id, count(*)::int AS n FROM late GROUP BY host_id) l"
 															 "   WHERE EXISTS (SELECT FROM allot.host h WHERE h.id = l.host_id)"
 															 "     AND EXISTS (SELECT FROM quota q WHERE q.host_id = l.host_id)"
@@ -181,10 +187,12 @@ timeout_plan_for(int version, bool by_host)
 															 "  ON CONFLICT (host_id) DO UPDATE"
 															 "     SET failed_sendings = r.failed_sendings + excluded.failed_sendings,"
 															 "         consecutive_valid = 0, reliable_at = NULL,"
-															 "         error_rate = " ALLOT_ERROR_RATE_AFTER_FAILURES_SQL("r.error_rate", "excluded.failed_sendings") "),",
+															 "         error_rate = " ALLOT_ERROR_RATE_AFTER_FAILURES_SQL("r.error_rate", "excluded.failed_sendings") ","
+															 "         error_streak = r.error_streak + excluded.failed_sendings,"
+															 "         backoff_until = " ALLOT_BACKOFF_UNTIL_SQL("$1", "r.error_streak + excluded.failed_sendings", "$5", "$6") "),",
 															 sendings ? ", sending" : "",
 															 sendings ? ", sending" : ""),
-													4, types);
+													6, types);
 	return timeout_plan[version][by_host];
 }
 
@@ -197,14 +205,16 @@ allot_time_out_jobs(TimestampTz now, const int64 *host_id, int limit)
 {
 	const WorkloadCache *cache = allot_workload_cache();
 	int			version = cache->voices ? 2 : cache->job_sendings ? 1 : 0;
-	Datum		args[4];
-	char		nulls[4] = {' ', ' ', ' ', host_id != NULL ? ' ' : 'n'};
+	Datum		args[6];
+	char		nulls[6] = {' ', ' ', ' ', host_id != NULL ? ' ' : 'n', ' ', ' '};
 	bool		isnull;
 
 	args[0] = TimestampTzGetDatum(now);
 	args[1] = Int32GetDatum(limit);
 	args[2] = Int32GetDatum(allot_daily_quota);
 	args[3] = Int64GetDatum(host_id != NULL ? *host_id : 0);
+	args[4] = Int32GetDatum(allot_error_backoff);
+	args[5] = Int32GetDatum(allot_max_error_backoff);
 	if (SPI_execute_plan(timeout_plan_for(version, host_id != NULL), args, nulls, false, 0) !=
 		SPI_OK_SELECT)
 		elog(ERROR, "could not time jobs out");
@@ -461,6 +471,59 @@ record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 		elog(ERROR, "could not record the transitioner run");
 }
 
+/*
+ * Jobs no host will take (0.7.0, issue 32): a host is never sent a job it
+ * failed (dispatch_pick.c), so a job that failed on every host that asks
+ * would wait unsent for ever.  A job of an active workload that failed and
+ * has stayed unsent for allot.unsendable_after since its last report
+ * (allot.job_report: a host's error, or its timeout), while hosts asked for
+ * work after that report (allot.host_resource.asked_at: a farm nobody asked
+ * of for a week has not refused the job), ends in error, reason
+ * 'unsendable'.  With allot.retry_failed_hosts it first gets a second
+ * chance, resend_to_failed: a host that failed it once may take it again,
+ * for as long again (its clock runs to twice the wait); when that too runs
+ * out, it ends.  $1 now, $2 the wait in seconds, $3 the setting,
+ * $4 how many at most.
+ */
+static SPIPlanPtr unsendable_plan = NULL;
+
+static int64
+end_unsendable_jobs(TimestampTz now)
+{
+	Datum		args[4];
+
+	if (unsendable_plan == NULL)
+	{
+		Oid			types[4] = {TIMESTAMPTZOID, INT4OID, BOOLOID, INT4OID};
+
+		unsendable_plan = allot_prepare(
+										"WITH stuck AS ("
+										"  SELECT j.id FROM allot.job j JOIN allot.workload w ON w.id = j.workload_id,"
+										"         LATERAL (SELECT max(r.reported_at) AS at FROM allot.job_report r"
+										"                   WHERE r.job_id = j.id) failed"
+										"   WHERE j.state = 'unsent' AND j.failures > 0 AND w.state = 'active'"
+										"     AND failed.at < $1 - pg_catalog.make_interval(secs => $2::float8"
+										"                    * CASE WHEN j.resend_to_failed THEN 2 ELSE 1 END)"
+										"     AND failed.at < (SELECT max(asked_at) FROM allot.host_resource)"
+										"   ORDER BY j.id LIMIT $4 FOR UPDATE OF j SKIP LOCKED),"
+										" ended AS ("
+										"  UPDATE allot.job j"
+										"     SET state = CASE WHEN $3 AND NOT j.resend_to_failed THEN 'unsent' ELSE 'error' END,"
+										"         reason = CASE WHEN $3 AND NOT j.resend_to_failed THEN NULL"
+										"                       ELSE 'unsendable' END,"
+										"         resend_to_failed = $3 OR j.resend_to_failed"
+										"    FROM stuck WHERE j.id = stuck.id"
+										"  RETURNING j.id, j.state)"
+										"SELECT count(*) FROM ended WHERE state = 'error'",
+										4, types);
+	}
+	args[0] = TimestampTzGetDatum(now);
+	args[1] = Int32GetDatum(allot_unsendable_after);
+	args[2] = BoolGetDatum(allot_retry_failed_hosts);
+	args[3] = Int32GetDatum(allot_transitioner_batch);
+	return count_result(unsendable_plan, args, SPI_OK_SELECT);
+}
+
 PG_FUNCTION_INFO_V1(allot_run_transitioner);
 
 /* run_transitioner(now): one bounded round of the four steps. */
@@ -501,6 +564,9 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 	}
 
 	r.timed_out = allot_time_out_jobs(now, NULL, allot_transitioner_batch);
+
+	if (allot_workload_cache()->voices)
+		(void) end_unsendable_jobs(now);
 
 	r.expired = allot_expire_assignments_upto(allot_assignment_cutoff(now),
 											  allot_transitioner_batch);

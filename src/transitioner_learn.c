@@ -146,10 +146,10 @@ prepare_plans(int version, bool owners)
 									   1, ids);
 	if (windows)
 	{
-		Oid			types[21] = {INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID,
+		Oid			types[23] = {INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID,
 			FLOAT8OID, BOOLOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, FLOAT8ARRAYOID,
 			FLOAT8ARRAYOID, INT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
-		FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID};
+		FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, INT8OID, FLOAT8OID};
 
 		app_update_plan[version] = allot_prepare(psprintf(
 										   "UPDATE allot.app SET cpu_samples = $2, gpu_samples = $3,"
@@ -161,8 +161,8 @@ prepare_plans(int version, bool owners)
 										   "       predicted_au_mean = $16, predicted_au_m2 = $17,"
 										   "       au_ratio_mean = $18, au_ratio_m2 = $19, au_ratio_bound = $20%s"
 										   " WHERE id = $1",
-										   version == 2 ? ", au_flops = $21" : ""),
-										   21, types);
+										   version == 2 ? ", au_flops = $21, run_flops_n = $22, run_flops_bound = $23" : ""),
+										   23, types);
 	}
 	else
 	{
@@ -386,6 +386,47 @@ screen_leaves_out(const AppUnitScreen *screen, const LearnJob *j)
 	return screen->flops.centre > 0 && (per_au < screen->flops.low || per_au > screen->flops.high);
 }
 
+/*
+ * The spread of the window's run times (issue 32), for bounds when app
+ * units say nothing of it (seed 004 note 3: "an app's jobs have variance
+ * that is not reflected in app units"): each report's FLOPs (elapsed x raw
+ * FLOPS, as its FLOPS per app unit times its app units) per predicted app
+ * unit goes through the app-unit statistics' own machinery as a ratio, so
+ * that it is screened, each voice counts once and its tail is found from
+ * below (app_unit_stats.c); the figure is mean + ALLOT_BOUND_X standard
+ * deviations.  Reports that said nothing of FLOPS are left out.  Sets the
+ * app row's run_flops_n and run_flops_bound (NULL: no report said).
+ */
+static void
+run_time_spread(const int64 *voices, const double *actual, const double *predicted,
+				const double *flops_per_au, int n, Datum *run_n, Datum *run_bound,
+				char *run_bound_null)
+{
+	AppUnitReport *reports = palloc(sizeof(AppUnitReport) * (n + 1));
+	double	   *work = palloc(sizeof(double) * ALLOT_APP_UNIT_WORK(n));
+	AppUnitScreen screen = {{0, 0, 0}, {0, 0, 0}, NULL, 0};
+	AppStats	stats;
+	double		cap;
+	int			m = 0;
+
+	screen.voices_out = palloc(sizeof(int64) * (n + 1));
+	for (int i = 0; i < n; i++)
+	{
+		if (!(flops_per_au[i] > 0) || !(actual[i] > 0) || !(predicted[i] > 0))
+			continue;
+		reports[m].voice = voices[i];
+		reports[m].actual = flops_per_au[i] * actual[i];
+		reports[m].predicted = predicted[i];
+		reports[m].flops_per_au = 0;	/* screened by the figure itself */
+		m++;
+	}
+	allot_app_unit_stats(reports, m, work, &stats, &cap, &screen);
+	*run_n = Int64GetDatum(stats.n);
+	*run_bound = Float8GetDatum(stats.au_ratio_mean +
+								ALLOT_BOUND_X * allot_stdev(stats.n, stats.au_ratio_m2));
+	*run_bound_null = stats.n > 0 ? ' ' : 'n';
+}
+
 /* What one app learns from its jobs jobs[0 .. n); updates its row. */
 static void
 learn_app(HeapTuple t, TupleDesc d, int version, const LearnJob *jobs, int n,
@@ -422,12 +463,15 @@ learn_app(HeapTuple t, TupleDesc d, int version, const LearnJob *jobs, int n,
 	bool		windows = version > 0;
 	bool		screened = version == 2;
 	AppUnitScreen screen = {{0, 0, 0}, {0, 0, 0}, NULL, 0, false};
-	Datum		args[21];
-	char		nulls[21];
+	Datum		args[23];
+	char		nulls[23];
 
 	memset(nulls, ' ', sizeof(nulls));
 	args[20] = (Datum) 0;		/* 0.7.0's au_flops */
 	nulls[20] = 'n';
+	args[21] = Int64GetDatum(0);	/* 0.7.0's run-time spread */
+	args[22] = (Datum) 0;
+	nulls[22] = 'n';
 	cpu_fig = DatumGetFloat8(SPI_getbinval(t, d, 5, &isnull));
 	has_cpu_fig = !isnull;
 	gpu_fig = DatumGetFloat8(SPI_getbinval(t, d, 6, &isnull));
@@ -503,6 +547,9 @@ learn_app(HeapTuple t, TupleDesc d, int version, const LearnJob *jobs, int n,
 		nulls[19] = total > 0 ? ' ' : 'n';
 		if (total == 0)
 			bound = INFINITY;
+		if (screened)
+			run_time_spread(hosts, actual, predicted, flops, total, &args[21], &args[22],
+							&nulls[22]);
 	}
 
 	/* Seed 004 note 3: an app with reference jobs learns FLOPS from those only. */

@@ -121,7 +121,8 @@ prepare_plans(bool voices)
 								   " WHERE j.id = $1 OR j.replica_of = $1"
 								   " ORDER BY j.id",
 								   1, one);
-		failure_plan = allot_prepare(FAILED_RESULT_SQL(", verdict = NULL, digest = NULL"),
+		failure_plan = allot_prepare(FAILED_RESULT_SQL(", verdict = NULL, digest = NULL,"
+													   " reason = " ALLOT_REASON_AFTER_FAILURE_SQL("v.next")),
 									 2, validate_args);
 
 		/*

@@ -40,7 +40,7 @@ static Oid	job_usage_relid = InvalidOid;
 static SPIPlanPtr workloads_plan[2] = {NULL, NULL};	/* before 0.7.0; with adaptive_replication */
 static SPIPlanPtr engines_plan = NULL;	/* 0.5.0 and later: with compilers */
 static SPIPlanPtr engines_plan_single = NULL;	/* before: compiler only */
-static SPIPlanPtr apps_plan = NULL;
+static SPIPlanPtr apps_plan[2] = {NULL, NULL};	/* before 0.7.0; with bounds (issue 32) */
 static SPIPlanPtr versions_plan = NULL;
 static SPIPlanPtr resources_plan = NULL;	/* 0.6.0 and later: with medians */
 static SPIPlanPtr resources_plan_060 = NULL;	/* before */
@@ -325,6 +325,7 @@ load_job_side(void)
 {
 	MemoryContext old;
 	int			n;
+	bool		bounds;
 
 	if (SPI_execute_plan(resources_plan_for_schema(), NULL, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.resource");
@@ -347,7 +348,13 @@ load_job_side(void)
 	cache.n_resources = n;
 	MemoryContextSwitchTo(old);
 
-	if (SPI_execute_plan(apps_plan, NULL, NULL, false, 0) != SPI_OK_SELECT)
+	bounds = get_attnum(app_relid, "run_flops_n") != InvalidAttrNumber;
+	if (apps_plan[bounds] == NULL)
+		apps_plan[1] = allot_prepare(
+									 "SELECT id, coalesce(est_flops_per_au, 0), run_flops_n,"
+									 "       coalesce(run_flops_bound, 0), coalesce(bound_factor, 0)"
+									 "  FROM allot.app ORDER BY id", 0, NULL);
+	if (SPI_execute_plan(apps_plan[bounds], NULL, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.app");
 	old = MemoryContextSwitchTo(cache_context);
 	n = (int) SPI_processed;
@@ -355,9 +362,14 @@ load_job_side(void)
 	for (int i = 0; i < n; i++)
 	{
 		bool		isnull;
+		HeapTuple	t = SPI_tuptable->vals[i];
+		TupleDesc	d = SPI_tuptable->tupdesc;
 
-		cache.apps[i].id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-		cache.apps[i].est_flops_per_au = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+		cache.apps[i].id = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+		cache.apps[i].est_flops_per_au = DatumGetFloat8(SPI_getbinval(t, d, 2, &isnull));
+		cache.apps[i].run_flops_n = DatumGetInt64(SPI_getbinval(t, d, 3, &isnull));
+		cache.apps[i].run_flops_bound = DatumGetFloat8(SPI_getbinval(t, d, 4, &isnull));
+		cache.apps[i].bound_factor = DatumGetFloat8(SPI_getbinval(t, d, 5, &isnull));
 	}
 	cache.n_apps = n;
 	{
@@ -564,10 +576,11 @@ cache_build(void)
 									  " ORDER BY priority DESC, id",
 									  adaptive ? "adaptive_replication" : "false"), 0, NULL);
 	}
-	if (apps_plan == NULL && OidIsValid(app_relid))
+	if (versions_plan == NULL && OidIsValid(app_relid))
 	{
-		apps_plan = allot_prepare(
-								 "SELECT id, coalesce(est_flops_per_au, 0) FROM allot.app ORDER BY id", 0, NULL);
+		apps_plan[0] = allot_prepare(
+									 "SELECT id, coalesce(est_flops_per_au, 0), 0::bigint, 0::float8, 0::float8"
+									 "  FROM allot.app ORDER BY id", 0, NULL);
 		versions_plan = allot_prepare(
 									 "SELECT id, app_id, platform, resource, ncpus, ncoprocs, cpu_flags"
 									 "  FROM allot.app_version ORDER BY app_id, id", 0, NULL);

@@ -42,9 +42,22 @@ typedef struct CachedApp
 {
 	int64_t		id;
 	double		est_flops_per_au;	/* 0: not known yet */
+	int64_t		run_flops_n;	/* reports behind run_flops_bound */
+	double		run_flops_bound;	/* app.run_flops_bound; 0: none */
+	double		bound_factor;	/* the operator's (app.bound_factor); 0: none */
 	int			first_version;	/* its versions are versions[first .. first + n) */
 	int			n_versions;
 } CachedApp;
+
+/*
+ * The app's run-time spread (issue 32), once allot.bound_min_reports
+ * reports made it; 0 before.
+ */
+static inline double
+allot_app_run_flops_bound(const CachedApp *app, int min_reports)
+{
+	return app->run_flops_n >= min_reports ? app->run_flops_bound : 0;
+}
 
 /*
  * Where request_work starts looking for a job workload's oldest unsent job

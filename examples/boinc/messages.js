@@ -17,10 +17,10 @@
 // MAX_MESSAGES go in a reply, notices first; the rest are counted in a
 // last one.
 //
-// Hooks for what allot will say later (issue 32, the core's half): a
-// resource's reason for sending nothing (reply.resources.R.reason), and why
-// a sending ended (the row's ended_reason): when present, they are shown
-// instead of the front end's general words.
+// What allot says (issue 32): a resource's reason for sending nothing
+// (reply.resources.R.reason: a host backing off after its failures), and
+// why a sending ended (the row's ended_reason): when present, they are
+// shown instead of the front end's general words.
 
 const MAX_MESSAGES = 20;
 

@@ -133,14 +133,25 @@ function makeScheduler(db, results, notices, config) {
   // Delays from allot's backoff hint: with nothing sent, the client waits
   // (request_delay, capped so that its reports are not held up long) and is
   // called back when allot expects work (next_rpc_delay).
+  // A host whose tasks failed in a row is backing off (reply.request_delay,
+  // allot's error backoff): it is told not to ask before then, beyond the
+  // cap, as BOINC's own scheduler tells it.
   function delays(reply, sentCount) {
     const waits = Object.values(reply?.resources ?? {})
       .filter((r) => r.status !== 'work' && r.backoff_secs > 0)
       .map((r) => r.backoff_secs);
-    if (waits.length === 0) return {};
-    const hint = Math.min(...waits);
-    const out = { nextRpcDelay: Math.min(hint, limits.maxNextRpcDelay) };
-    if (sentCount === 0) out.requestDelay = Math.min(hint, limits.maxRequestDelay);
+    const out = {};
+    if (waits.length > 0) {
+      const hint = Math.min(...waits);
+      out.nextRpcDelay = Math.min(hint, limits.maxNextRpcDelay);
+      if (sentCount === 0) out.requestDelay = Math.min(hint, limits.maxRequestDelay);
+    }
+    const errorDelay = Number(reply?.request_delay);
+    if (Number.isFinite(errorDelay) && errorDelay > 0) {
+      const wait = Math.min(Math.ceil(errorDelay), limits.maxNextRpcDelay);
+      out.requestDelay = Math.max(out.requestDelay ?? 0, wait);
+      out.nextRpcDelay = Math.max(out.nextRpcDelay ?? 0, wait);
+    }
     return out;
   }
 

@@ -309,8 +309,20 @@ BEGIN
     IF jsonb_typeof(res) IS DISTINCT FROM 'object' OR jsonb_typeof(res -> 'jobs') IS DISTINCT FROM 'array'
        OR jsonb_typeof(res -> 'resources') IS DISTINCT FROM 'object'
        OR jsonb_typeof(res -> 'apps') IS DISTINCT FROM 'object'
-       OR EXISTS (SELECT FROM jsonb_object_keys(res) x WHERE x NOT IN ('jobs', 'resources', 'apps')) THEN
+       OR EXISTS (SELECT FROM jsonb_object_keys(res) x
+                   WHERE x NOT IN ('jobs', 'resources', 'apps', 'request_delay', 'reason')) THEN
         RETURN 'the reply is not {"jobs": [...], "resources": {...}, "apps": {...}}';
+    END IF;
+    -- A host backing off after its failures (0.7.0): nothing sent, a
+    -- delay of at most allot.max_error_backoff, and why.
+    IF res ? 'request_delay' AND NOT (pg_temp.is_number(res -> 'request_delay')
+            AND (res ->> 'request_delay')::float8 > 0
+            AND (res ->> 'request_delay')::float8
+                <= extract(epoch FROM current_setting('allot.max_error_backoff')::interval)
+            AND jsonb_array_length(res -> 'jobs') = 0
+            AND jsonb_typeof(res -> 'reason') = 'string') THEN
+        RETURN format('backing off: request_delay %s, reason %s, %s jobs sent', res -> 'request_delay',
+                      res -> 'reason', jsonb_array_length(res -> 'jobs'));
     END IF;
     IF jsonb_array_length(res -> 'jobs') > current_setting('allot.max_jobs_per_request')::int THEN
         RETURN 'more jobs than allot.max_jobs_per_request';

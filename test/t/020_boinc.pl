@@ -188,8 +188,9 @@ my ($keytext) = run_cmd({}, $tool{node}, '-e',
 my ($client_key) = slurp((glob("$client/sched_request_*.xml"))[0]) =~ m{<code_sign_key>\n(.*?)\n</code_sign_key>}s;
 is("$client_key\n", $keytext, 'the client trusts the code signing key it was sent on first contact');
 like(slurp($server_log),
-	qr/allot: \{"cpu":\{"status":"no_work","backoff_secs":600\}\}; sent nothing; request_delay 3, next_rpc_delay 600;/,
-	'allot\'s first empty answer (backoff 600 s): next_rpc_delay 600, request_delay capped at 3');
+	qr/allot: \{"cpu":\{"reason":"its last task failed","status":"no_work","backoff_secs":600\}\}; sent nothing; request_delay 3, next_rpc_delay 600;/,
+	'allot\'s first empty answer (backoff 600 s), in the request that reported j2\'s error: the host backs off '
+	. '(its last task failed), next_rpc_delay 600, request_delay capped at 3');
 like($clog, qr/Project requested delay of 3 seconds/, 'and the client defers its next request by it');
 
 # allot and the front end agree on every job.

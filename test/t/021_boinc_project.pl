@@ -735,6 +735,31 @@ ok(wait_for(60, sub { cmd($C, '--get_notices', '0') =~ /\Q$news\E/ }), 'and the 
 is($bt->stop('manager'), 0, 'the account manager exits with status 0');
 
 # ---------------------------------------------------------------------------
+# A long task of the tail (issue 32).  The app reports no app units, so they
+# cannot say how long its tasks may run; l is estimated at 2 s and runs
+# three times that.  Before 0.7.0 the bound (rsc_fpops_bound) was the
+# estimate, past which the client aborts a task ("exceeded elapsed time
+# limit"); now it is allot.default_bound_factor times the estimate, and l
+# finishes.  A's failures above halved its daily quota down to 1: the
+# operator gives it back; C, idle, takes no work meanwhile.
+my $flag_l = "$work/flag-l";
+hold($C);
+sql("UPDATE allot.host_app_version SET quota = 100 WHERE host_id = $hA");
+$job{l} = submit("--lines 2 --wait-for $flag_l");
+my $l_one = sql("SELECT est_secs FROM allot.estimate_job($hA, $job{l})");
+sql("UPDATE allot.job SET predicted_app_units = 2.0 / $l_one WHERE id = $job{l}");
+ok(give($A, $job{l}), 'A is sent l') or diag sendings($job{l});
+$name{l} = result_name($job{l}, $hA);
+my $l_est = sql("SELECT est_secs FROM allot.job WHERE id = $job{l}");
+ok($l_est > 0 && $l_est < 5, "l is estimated at $l_est s");
+ok(wait_for(60, sub { slurp("$A.log") =~ /Starting task \Q$name{l}\E/ }), 'A runs l');
+sleep(3 * ($l_est < 5 ? $l_est : 5));
+PostgreSQL::Test::Utils::append_to_file($flag_l, '');
+ok(reported($A, sub { sendings($job{l}) eq "$hA:1:success" }), 'l runs three times its estimate and succeeds')
+  or diag sendings($job{l});
+unlike(slurp("$A.log"), qr/Aborting task \Q$name{l}\E/, 'the client never aborted it');
+
+# ---------------------------------------------------------------------------
 show_log('front end', "$work/server.log", qr/HOST#|upload|lookup|create|refused|lost/);
 show_log("client A (host $hA)", "$A.log", qr/Scheduler request|got ack|Starting task|Computation for task|Giving up|Aborting|Resetting|attach|detach|upload|abort/i);
 show_log("client B (host $hB)", "$B.log", qr/Scheduler request|got ack|Starting task|Computation for task|Giving up|Aborting/i);

@@ -86,6 +86,11 @@ INSERT INTO allot.app_version (id, app_id, platform, resource, ncpus) VALUES (1,
 INSERT INTO allot.workload (id, name, engine, app_id, throughput, delay_bound)
 VALUES (1, 'lines', 'lines', 1, 1000, '1 day');
 });
+	# A host whose task fails is backed off (allot.error_backoff, a minute,
+	# doubling): the tests fail tasks on purpose and then want the same
+	# client served within seconds.  A second keeps the backoff and its
+	# request_delay in play at the clients' pace.
+	$node->safe_psql('postgres', q{ALTER DATABASE postgres SET allot.error_backoff = '1s'});
 	return $node;
 }
 

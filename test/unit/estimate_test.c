@@ -68,11 +68,47 @@ t_estimate_and_bound(void)
 		near(allot_stdev(1, 5), 0) && near(allot_stdev(3, -1), 0);
 }
 
+/*
+ * Issue 32: app units that say nothing (every ratio 1) leave the bound to
+ * run times: their learnt figure over the FLOPs per app unit, else the
+ * default factor; the operator's factor is a floor over the estimate; and
+ * where app units show the spread, the seed's bound stands.
+ */
+static bool
+t_bound_without_app_units(void)
+{
+	AppStats	flat = {.n = 50, .actual_au_mean = 1, .predicted_au_mean = 1,
+	.au_ratio_mean = 1, .au_ratio_m2 = 0};
+	AppStats	spread = {.n = 2, .actual_au_mean = 200, .predicted_au_mean = 100,
+	.au_ratio_mean = 2, .au_ratio_m2 = 2};
+	EstimateInput in = {.est_flops_per_au = 1e11, .peak_flops = 1e9,
+	.predicted_app_units = 1, .default_bound_factor = 10};
+	double		est,
+				bound,
+				b_default,
+				b_run,
+				b_floor,
+				b_seed;
+
+	allot_estimate(&in, &flat, &est, &b_default);	/* base 100 s */
+	in.run_flops_bound = 12.7e11;
+	allot_estimate(&in, &flat, &est, &b_run);
+	in.bound_factor = 20;
+	allot_estimate(&in, &flat, &est, &b_floor);
+	in.bound_factor = 0;
+	allot_estimate(&in, &spread, &est, &b_seed);
+	allot_estimate(&in, NULL, &est, &bound);
+	return near(b_default, 1000) && near(b_run, 1270) && near(b_floor, 2000) &&
+		near(b_seed, 100 * (2 + 4 * sqrt(2))) && near(bound, 1270) &&
+		!allot_app_units_show_spread(&flat) && allot_app_units_show_spread(&spread);
+}
+
 static const UnitTest tests[] =
 {
 	{"sent credit: estimate capped at the delay bound, NaN and inf too", t_sent_credit},
 	{"seconds per app unit: own figure (no faster than FLOPs over peak), FLOPs over peak, default", t_seconds_per_app_unit},
 	{"estimate and bound: X = 2 and 4 standard deviations", t_estimate_and_bound},
+	{"bound without app units: run times, else the default factor; operator's floor", t_bound_without_app_units},
 };
 
 int
