@@ -25,7 +25,7 @@ use warnings FATAL => 'all';
 use FindBin;
 use lib $FindBin::RealBin;
 use FrontEnds qw(install_front_ends);
-use HTTP::Tiny;
+use OpenBenchWorker qw(worker_call worker_info);
 use IPC::Run ();
 use JSON::PP;
 use POSIX ();
@@ -230,21 +230,12 @@ my $deadline = time + 120;
 sleep 0.1 while time < $deadline && (!-e $server_log || slurp_file($server_log) !~ /serving/);
 like(slurp_file($server_log), qr/serving OpenBench workers at \Q$url\E\//, 'the OpenBench front end serves');
 
-my $ua = HTTP::Tiny->new(timeout => 30);
-sub call
-{
-	my ($call, @fields) = @_;
-	my $r = $ua->post_form("$url/$call/", \@fields);
-	return eval { decode_json($r->{content}) } // { status => $r->{status}, content => $r->{content} };
-}
-my %info = (client_ver => 49, concurrency => 2, sockets => 1, physical_cores => 2, os_name => 'Linux',
-	cpu_flags => [], compilers => { Weiss => [ 'gcc', '12.2.0' ] }, tokens => {}, syzygy_max => 0,
-	noisy => JSON::PP::false, focus => [], machine_name => 'box');
+sub call { return worker_call($url, @_); }
 my %machine;
 for my $name (qw(one two))
 {
 	my $r = call('clientWorkerInfo', username => 'alice', password => $PASSWORD,
-		system_info => encode_json({ %info, machine_name => $name }));
+		system_info => worker_info(machine_name => $name));
 	my @id = (machine_id => $r->{machine_id}, secret => $r->{secret});
 	$r = call('clientGetWorkload', @id);
 	is($r->{workload}{test}{id}, $test, "machine $name is given test $test");
