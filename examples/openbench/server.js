@@ -221,7 +221,7 @@ async function handle(req, res) {
         note = `error: ${err.message}`;
         send(res, 200, { error: err.message });   // OpenBench's way
       }
-    } else if (parts.length === 0 || ['index', 'greens', 'user', 'search', 'test', 'tune', 'login', 'logout', 'register', 'users', 'machines', 'machine', 'events', 'errors'].includes(parts[0])) {
+    } else if (parts.length === 0 || ['index', 'greens', 'user', 'search', 'test', 'tune', 'profile', 'login', 'logout', 'register', 'users', 'machines', 'machine', 'events', 'errors'].includes(parts[0])) {
       allow(['GET', 'HEAD', 'POST']);
       note = await servePage(req, res, parts.map(decodeURIComponent));
     } else {

@@ -8,6 +8,9 @@
 //                               enables it (admin.js enable-user)
 //   GET/POST /login/            an account's name and password (as workers use)
 //   POST     /logout/
+//   GET/POST /profile/          one's own account: the e-mail address, or
+//                               the password (the current one first;
+//                               every other session of the account ends)
 //   GET/POST /test/new/         engine, dev and base branches (or tags or
 //                               shas), resolved by resolver.js to commits,
 //                               benches and source zips; without a
@@ -52,6 +55,8 @@ class FormError extends Error {
 
 const BRANCH = /^[A-Za-z0-9._\/-]{1,200}$/;
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+// as openbench.account's check
+const EMAIL = /^[^\s\u0000-\u001f\u007f@<>"]+@[^\s\u0000-\u001f\u007f@<>"]+$/;
 
 function makeSite(db, { machines, resolver }) {
   const csrf = (ctx) => html`<input type="hidden" name="csrf" value="${ctx.session.csrf}">`;
@@ -86,6 +91,54 @@ function makeSite(db, { machines, resolver }) {
     if (rowCount === 0) throw new FormError(409, `the name ${name} is taken`);
     return layout(ctx, 'Registered', html`<p id="message">Account ${name} is registered. An operator enables it
 (<code>admin.js enable-user ${name}</code>); then log in, and run workers with it.</p>`);
+  }
+
+  function profilePage(ctx, form = null, message = null) {
+    const me = ctx.session.account;
+    const role = me.operator ? 'operator' : me.approver ? 'approver' : 'developer';
+    return layout(ctx, `Account ${me.name}`, html`<p>You are ${me.name}, ${role === 'operator' ? 'an' : 'a'} ${role}.
+<a href="/user/${me.name}/">Your tests</a>.</p>
+<h2>E-mail address</h2>
+<form method="post" action="/profile/">${csrf(ctx)}<input type="hidden" name="change" value="email">
+<label for="email">E-mail address (shown to you only; blank: none)</label><input type="text" id="email" name="email" value="${form ? value(form, 'email') : me.email ?? ''}">
+<button type="submit" id="save-email">Save</button></form>
+<h2>Password</h2>
+<form method="post" action="/profile/">${csrf(ctx)}<input type="hidden" name="change" value="password">
+<label for="current">Current password</label><input type="password" id="current" name="current">
+<label for="password">New password (8 to 1024 characters)</label><input type="password" id="password" name="password">
+<label for="password2">The new password again</label><input type="password" id="password2" name="password2">
+<button type="submit" id="save-password">Change it</button></form>`, { message });
+  }
+
+  // A change to one's own account; the page again, saying what changed.
+  async function changeProfile(ctx, form, res) {
+    const me = ctx.session.account;
+    const change = spec.oneOf(form.text('change', { max: 16 }), ['EMAIL', 'PASSWORD'], 'Change');
+    if (change === 'EMAIL') {
+      const email = form.text('email', { max: 254, optional: true })?.trim() ?? '';
+      if (email !== '' && !EMAIL.test(email)) throw new FormError(400, `${JSON.stringify(email.slice(0, 60))} is not an e-mail address`);
+      await db.query('UPDATE openbench.account SET email = $2 WHERE id = $1', [me.id, email || null]);
+      await db.query('INSERT INTO openbench.action (account_id, summary) VALUES ($1, $2)', [me.id, 'changed the e-mail address']);
+      me.email = email || null;
+      return profilePage(ctx, null, { kind: 'ok', text: email ? `Your e-mail address is now ${email}.` : 'You have no e-mail address now.' });
+    }
+    const current = form.text('current', { max: 1024, optional: true }) ?? '';
+    const password = form.text('password', { max: 1024, optional: true }) ?? '';
+    if (password.length < 8) throw new FormError(400, 'a password has 8 to 1024 characters');
+    if (password !== (form.text('password2', { max: 1024, optional: true }) ?? '')) throw new FormError(400, 'the two new passwords differ');
+    try {
+      await machines.accountOf(me.name, current);
+    } catch (err) {
+      if (err instanceof Refused) throw new FormError(403, 'the current password is wrong');
+      throw err;
+    }
+    const h = await newHashRow(password);
+    await db.query('UPDATE openbench.account SET salt = $2, hash = $3, scrypt_n = $4, scrypt_r = $5, scrypt_p = $6 WHERE id = $1',
+      [me.id, h.salt, h.hash, h.scrypt_n, h.scrypt_r, h.scrypt_p]);
+    // every other browser logged in as this account is logged out
+    await ctx.sessions.logout(ctx.session, { everywhere: true, keep: ctx.session.token });
+    await db.query('INSERT INTO openbench.action (account_id, summary) VALUES ($1, $2)', [me.id, 'changed the password']);
+    return profilePage(ctx, null, { kind: 'ok', text: 'Your password is changed; your other sessions are logged out. Workers use the new one from their next start.' });
   }
 
   async function login(ctx, form, res) {
@@ -352,6 +405,14 @@ ${field('alpha', 'Alpha', '0.602')}${field('gamma', 'Gamma', '0.101')}${field('a
         form = await readForm();
         ctx.sessions.check(ctx.session, form);
         return { page: await register(ctx, form) };
+      }
+      if (path === 'profile') {
+        if (!ctx.session.account) return { redirect: new Redirect('/login/') };
+        retry = (f, m) => profilePage(ctx, f, m);
+        if (method === 'GET') return { page: profilePage(ctx) };
+        form = await readForm();
+        ctx.sessions.check(ctx.session, form);
+        return { page: await changeProfile(ctx, form, res) };
       }
       if (path === 'logout' && method === 'POST') {
         form = await readForm();

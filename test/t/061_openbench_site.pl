@@ -717,6 +717,50 @@ is($r->{status}, 403, 'bob cannot restart alice\'s tune');
 like($r->{content}, qr/Tune $tune is not yours: its author or an approver may restart it/, 'and is told why');
 is(sql("SELECT finished_by FROM openbench.test WHERE id = $tune"), 'spsa', 'it stays finished');
 
+# ---------------------------------------------------------------------------
+# One's own account: the e-mail address and the password.
+%jar = ();
+is(browse('GET', '/profile/')->{status}, 303, 'the profile page wants a login');
+my %other = %alice_jar;   # alice logged in elsewhere too
+%jar = ();
+browse('POST', '/login/', { username => 'alice', password => $alice_password, csrf => token(browse('GET', '/login/')->{content}) });
+my %elsewhere = %jar;
+my $elsewhere_csrf = token(browse('GET', '/index/')->{content});
+%jar = %other;
+$r = browse('GET', '/profile/');
+is($r->{status}, 200, 'alice\'s profile page');
+like($r->{content}, qr/You are alice, an operator/, 'it says who she is');
+my $profile = token($r->{content});
+my $hash_before = sql(q{SELECT encode(hash, 'hex') FROM openbench.account WHERE name = 'alice'});
+refusals('/profile/', 'a profile change', { csrf => $profile, change => 'password', current => $alice_password,
+		password => 'a new long password', password2 => 'a new long password' },
+	[ 'no CSRF token', { csrf => undef }, 403, qr/no valid security token/ ],
+	[ 'another session\'s CSRF token', { csrf => $elsewhere_csrf }, 403,
+	  qr/no valid security token/ ],
+	[ 'a wrong current password', { current => 'not her password' }, 403, qr/The current password is wrong/ ],
+	[ 'new passwords that differ', { password2 => 'something else' }, 400, qr/The two new passwords differ/ ],
+	[ 'a short new password', { password => 'short', password2 => 'short' }, 400, qr/A password has 8 to 1024 characters/ ],
+	[ 'an e-mail address of markup', { change => 'email', email => '<b>@x' }, 400, qr/&quot;&lt;b&gt;\@x&quot; is not an e-mail address/ ],
+	[ 'an unknown change', { change => 'role' }, 400, qr/Change: EMAIL, PASSWORD, not &quot;role&quot;/ ]);
+is(sql(q{SELECT encode(hash, 'hex') || ' ' || coalesce(email, '-') FROM openbench.account WHERE name = 'alice'}), "$hash_before -",
+	'none of them changed her account');
+$r = browse('POST', '/profile/', { csrf => $profile, change => 'email', email => 'alice@example.org' });
+like($r->{content}, qr/Your e-mail address is now alice\@example\.org/, 'alice sets her e-mail address');
+is(sql(q{SELECT email FROM openbench.account WHERE name = 'alice'}), 'alice@example.org', 'it is kept');
+unlike($http->get("$base/users/")->{content}, qr/alice\@example\.org/, 'and not shown to others');
+$r = browse('POST', '/profile/', { csrf => $profile, change => 'password', current => $alice_password,
+	password => 'a new long password', password2 => 'a new long password' });
+like($r->{content}, qr/Your password is changed; your other sessions are logged out/, 'alice changes her password');
+is(call('clientWorkerInfo', username => 'alice', password => $alice_password, system_info => worker_info())->{error}, 'Bad Credentials',
+	'a worker with the old password is refused');
+ok(call('clientWorkerInfo', username => 'alice', password => 'a new long password', system_info => worker_info())->{machine_id},
+	'the new one works');
+%alice_jar = %jar;
+%jar = %elsewhere;
+is(browse('GET', '/profile/')->{status}, 303, 'her other session was logged out');
+%jar = %alice_jar;
+is(browse('GET', '/profile/')->{status}, 200, 'this one was not');
+
 %jar = %alice_jar;
 $r = browse('POST', '/logout/', { csrf => token(browse('GET', '/index/')->{content}) });
 is($r->{status}, 303, 'alice logs out');
