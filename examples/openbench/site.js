@@ -276,6 +276,21 @@ ${field('alpha', 'Alpha', '0.602')}${field('gamma', 'Gamma', '0.101')}${field('a
     };
   }
 
+  // The test's allot workload and row; its id.  allot's workload names are
+  // unique, OpenBench's tests need not be: a second test of the same
+  // branches is named "NAME (2)", a third "NAME (3)", and so on.
+  async function createNamed(t, settings, name, approved) {
+    for (let k = 1; ; k++) {
+      try {
+        const { rows: [row] } = await db.query('SELECT openbench.create_test($1::jsonb, $2::jsonb, $3, 0, 1000, $4) AS id',
+          [JSON.stringify(t), settings === null ? null : JSON.stringify(settings), k === 1 ? name : `${name} (${k})`, approved]);
+        return row.id;
+      } catch (err) {
+        if (err.code !== '23505' || err.constraint !== 'workload_name_key' || k >= 1000) throw err;
+      }
+    }
+  }
+
   // A test (path 'test': SPRT or GAMES, dev against base) or a tune (path
   // 'tune': SPSA, one branch against itself).
   async function createTest(ctx, form, path = 'test') {
@@ -313,8 +328,7 @@ ${field('alpha', 'Alpha', '0.602')}${field('gamma', 'Gamma', '0.101')}${field('a
     }
     const approved = me.approver === true;
     const name = tune ? `${engine.name} ${dev.name} tune` : `${engine.name} ${dev.name} vs ${base.name}`;
-    const { rows: [row] } = await db.query('SELECT openbench.create_test($1::jsonb, $2::jsonb, $3, 0, 1000, $4) AS id',
-      [JSON.stringify(t), tune ? JSON.stringify(tune.settings) : null, name, approved]);
+    const row = { id: await createNamed(t, tune?.settings ?? null, name, approved) };
     await db.query('INSERT INTO openbench.action (account_id, test_id, summary) VALUES ($1, $2, $3)',
       [me.id, row.id, `created the ${path}${approved ? '' : ', to be approved'}`]);
     return new Redirect(`/${path}/${row.id}/`);

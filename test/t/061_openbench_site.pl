@@ -23,6 +23,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use FrontEnds qw(install_front_ends);
 use OpenBenchWorker qw(worker_call worker_info);
+use DevToolsPage qw(evaluate_in_pages);
 use HTTP::Tiny;
 use IO::Socket::INET;
 use IPC::Run;
@@ -604,10 +605,11 @@ for my $name (qw(one two))
 	ok($w->{machine_id}, "machine $name registers") or diag(explain($w));
 	$login{$name} = [ machine_id => $w->{machine_id}, secret => $w->{secret} ];
 }
-# one is given the tune (the other tests blacklisted), two alice's SPRT test
-$work{one} = call('clientGetWorkload', @{ $login{one} }, blacklist => $made, blacklist => $bobs)->{workload};
+# one is given the tune (the other tests blacklisted, and the one deleted
+# above by hand, whose allot workload was left active), two alice's SPRT test
+$work{one} = call('clientGetWorkload', @{ $login{one} }, blacklist => $made, blacklist => $bobs, blacklist => $gone)->{workload};
 is($work{one}{test}{id}, $tune, 'machine one is given the tune');
-$work{two} = call('clientGetWorkload', @{ $login{two} }, blacklist => $tune, blacklist => $bobs)->{workload};
+$work{two} = call('clientGetWorkload', @{ $login{two} }, blacklist => $tune, blacklist => $bobs, blacklist => $gone)->{workload};
 is($work{two}{test}{id}, $made, "machine two is given test $made");
 my $w = $work{one};
 is($w->{test}{type}, 'SPSA', 'the workload is an SPSA one');
@@ -767,6 +769,58 @@ is($r->{status}, 303, 'alice logs out');
 ok(!defined $jar{ob_session}, 'her session cookie is cleared');
 is(sql("SELECT count(*) FROM openbench.session s JOIN openbench.account a ON a.id = s.account_id WHERE a.name = 'alice'"),
 	'0', 'and her session is gone from the database');
+
+# ---------------------------------------------------------------------------
+# The same in Chromium, headless, as a person does it (test/t/DevToolsPage.pm
+# drives it through the DevTools protocol): register; once an operator
+# enables the account, log in, make a test from branch names, see it on the
+# index, stop it, and download a finished test's PGNs.
+my $chromium_started = Time::HiRes::time();
+my $click = sub { "setTimeout(() => document.querySelector('$_[0]').click(), 0)" };
+my $fill = sub { my (%f) = @_; join('', map { "document.querySelector('[name=$_]').value = " . encode_json([ $f{$_} ]) . "[0]; " } sort keys %f) };
+my $browser = eval {
+	evaluate_in_pages("$base/register/", 1280, 900,
+		$fill->(username => 'erin', password => 'erin\'s long password', password2 => 'erin\'s long password')
+		  . $click->('main button[type=submit]') . "; 'registering'",
+		q{document.querySelector('#message').textContent});
+} // [ "error: $@" ];
+like($browser->[1] // $browser->[0], qr/Account erin is registered\. An operator enables it/, 'Chromium: erin registers');
+is((admin(qw(enable-user erin)))[0], 0, 'an operator enables erin');
+my $downloads = "$work/downloads";
+make_path($downloads);
+$browser = eval {
+	local $DevToolsPage::download_dir = $downloads;
+	evaluate_in_pages("$base/login/", 1280, 900,
+		$fill->(username => 'erin', password => 'erin\'s long password') . $click->('main button[type=submit]') . "; 'logging in'",
+		q{(() => { const me = document.querySelector('#me').textContent; location.href = '/test/new/'; return me; })()},
+		$fill->(dev_branch => 'faster', base_branch => 'master', tc => '8+0.08', bounds => '[0, 5]', info => 'from Chromium')
+		  . $click->('main button[type=submit]') . "; 'creating'",
+		q|(() => { const r = [location.pathname, document.querySelector('#status').textContent.replace(/\s+/g, ' ')]; |
+		  . $click->('#stop') . q|; return r; })()|,
+		q{(() => { const r = document.querySelector('#status').textContent.replace(/\s+/g, ' '); location.href = '/index/'; return r; })()},
+		qq{(() => { const rows = [...document.querySelectorAll('#tests tr')].map((tr) => [...tr.cells].map((c) => c.textContent.trim()).join('|'));
+		  location.href = '/test/$id/'; return rows; })()},
+		q|(() => { const href = document.querySelector('#pgns').getAttribute('href'); |
+		  . $click->('#pgns') . q|; return href; })()|);
+} // [ "error: $@" ];
+diag($browser->[0]) if ($browser->[0] // '') =~ /^error: /;
+is($browser->[1], 'erin', 'Chromium: erin logs in; the menu names her');
+my ($browser_test) = ($browser->[3][0] // '') =~ m{^/test/([0-9]+)/$};
+ok($browser_test, 'she makes a test from branch names, and is taken to its page');
+like($browser->[3][1] // '', qr/Status: pending/, 'it waits for approval (erin is a developer)');
+like($browser->[4] // '', qr/Status: stopped at .* \(user\)/, 'she stops it');
+ok((grep { /^$browser_test\|Weiss\|faster\|master\|8\.0\+0\.08\|.*\|stopped\|erin$/s } @{ $browser->[5] // [] }), 'the index lists it, stopped')
+  or diag(explain($browser->[5]));
+is($browser->[6], "/api/pgns/$id/", "test $id offers its PGNs");
+my $tar_file = "$downloads/$id.pgn.tar";
+ok(-s $tar_file, "Chromium downloads $id.pgn.tar");
+my $downloaded = Archive::Tar->new($tar_file);
+ok($downloaded && $downloaded->get_content("$id.$result_id.1.pgn.bz2") eq $pgn, 'holding the test\'s PGN');
+is(sql("SELECT a.name || ' ' || t.dev_sha || ' ' || t.finished_by || ' ' || t.info FROM openbench.test t JOIN openbench.account a ON a.id = t.author_id
+         WHERE t.id = " . ($browser_test // 0)), "erin $faster_sha user from Chromium", 'the test is erin\'s, resolved and stopped');
+is(sql("SELECT name FROM allot.workload WHERE id = " . ($browser_test // 0)), 'Weiss faster vs master (2)',
+	'alice\'s test has the same branches: allot\'s unique workload name gets a number');
+note(sprintf('the Chromium part took %.1f s', Time::HiRes::time() - $chromium_started));
 
 $daemon->signal('TERM');
 $daemon->finish;
