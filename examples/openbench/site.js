@@ -262,18 +262,8 @@ ${field('alpha', 'Alpha', '0.602')}${field('gamma', 'Gamma', '0.101')}${field('a
       reportingType: spec.oneOf(form.text('reporting_type', { max: 16 }), ['BATCHED', 'BULK'], 'Reporting'),
       distributionType: spec.oneOf(form.text('distribution_type', { max: 16 }), ['SINGLE', 'MULTIPLE'], 'Distribution'),
     };
-    const params = spsa.scale(run, spsa.parseInputs(form.text('spsa_inputs', { max: 65536, multiline: true })));
-    return {
-      workloadSize: run.pairsPer,
-      settings: {
-        reporting_type: run.reportingType, distribution_type: run.distributionType, alpha: run.alpha, gamma: run.gamma,
-        a_ratio: run.aRatio, iterations: run.iterations,
-        parameters: params.map((p) => ({
-          name: p.name, is_float: p.isFloat, start: p.start, min_value: p.min, max_value: p.max,
-          c_end: p.cEnd, r_end: p.rEnd, c_value: p.cValue, a_value: p.aValue,
-        })),
-      },
-    };
+    const params = spsa.parseInputs(form.text('spsa_inputs', { max: 65536, multiline: true }));
+    return { workloadSize: run.pairsPer, settings: spsa.createSettings(run, params) };
   }
 
   // The test's allot workload and row; its id.  allot's workload names are
