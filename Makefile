@@ -37,6 +37,7 @@ OBJS = \
 	src/voices.o \
 	src/owner.o \
 	src/names.o \
+	src/retention.o \
 	src/transitioner_learn.o \
 	src/share_history.o \
 	src/transitioner.o \
@@ -53,7 +54,7 @@ REGRESS = upgrade setup assign_examples capability selection_rules concurrency_s
 # isolation: concurrent sessions
 ISOLATION = assign_concurrent dispatch_concurrent lock_order \
 	heartbeat_assign fold_concurrent operator_edits pick_hints \
-	repeat_sweep share_history_concurrent host_write
+	repeat_sweep share_history_concurrent host_write retention
 
 # Both get a throwaway cluster with pg_cron preloaded (test/regress.conf).
 REGRESS_OPTS   = --temp-instance=tmp_check --temp-config=test/regress.conf

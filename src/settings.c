@@ -38,6 +38,12 @@ double		allot_flops_percentile = 0.05;
 double		allot_flops_avg_weight = 0.1;
 double		allot_gpu_efficiency = 1.0;
 int			allot_transitioner_batch = 10000;
+int			allot_retention_period = 30 * 24 * 3600;
+int			allot_retention_batch = 10000;
+bool		allot_retention_archive = true;
+
+/* The shortest retention period that is not 0 (off): an hour. */
+#define RETENTION_PERIOD_MIN 3600
 int			allot_share_history_retention = 24 * 3600;
 int			allot_owner_max_hosts = 100;
 int			allot_owner_max_new_hosts_per_day = 10;
@@ -53,6 +59,22 @@ static const struct config_enum_entry fairness_options[] = {
 	{"debt", FAIRNESS_DEBT, false},
 	{NULL, 0, false}
 };
+
+/*
+ * A retention period is 0 (keep every job) or at least an hour: a bare
+ * number is read as seconds, and "30" meant as days would otherwise empty
+ * the farm's history at the next transitioner run.
+ */
+static bool
+check_retention_period(int *newval, void **extra, GucSource source)
+{
+	if (*newval == 0 || *newval >= RETENTION_PERIOD_MIN)
+		return true;
+	GUC_check_errdetail("allot.retention_period must be 0 (finished jobs stay) or at least 1h, not %d s.",
+						*newval);
+	GUC_check_errhint("A number without a unit is seconds: write '30d' for thirty days.");
+	return false;
+}
 
 /* A placeholder that did not become its setting's value. */
 typedef struct SettingProblem
@@ -197,6 +219,22 @@ define_all(void)
 							NULL,
 							&allot_transitioner_batch, 10000, 1, 10000000,
 							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("allot.retention_period",
+							"How long finished jobs (done, error) and their reports stay in allot.job and allot.job_report.",
+							"0 keeps them for ever; otherwise at least 1h. The transitioner then moves "
+							"older ones out, keeping their counts and credit.",
+							&allot_retention_period, 30 * 24 * 3600, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_S, check_retention_period, NULL, NULL);
+	DefineCustomIntVariable("allot.retention_batch",
+							"Finished jobs one purge (a transitioner run, or purge_finished) moves out, at most.",
+							NULL,
+							&allot_retention_batch, 10000, 1, 10000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("allot.retention_archive",
+							 "Keep purged jobs and their reports in allot.job_archive; off deletes them.",
+							 NULL,
+							 &allot_retention_archive, true,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.share_history_retention",
 							"How long allot.share_history keeps each workload's share, a row a minute.",
 							"run_transitioner writes the rows and deletes older ones; 0 keeps none.",

@@ -38,6 +38,9 @@ extern double allot_flops_percentile;
 extern double allot_flops_avg_weight;
 extern double allot_gpu_efficiency;
 extern int	allot_transitioner_batch;
+extern int	allot_retention_period; /* seconds; 0: finished jobs stay */
+extern int	allot_retention_batch;
+extern bool allot_retention_archive;
 extern int	allot_share_history_retention;	/* seconds; 0: no history */
 
 /* The longest allot.share_history_retention: 31 days, 44,640 rows a workload. */

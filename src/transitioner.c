@@ -22,8 +22,9 @@
  *
  * Then (0.7.0 and later) it samples each workload's share against its fair
  * share for the status page's history, a sample a minute, and deletes the
- * samples past their retention (share_history.c).  Each call records what
- * it did in allot.transitioner_run (0.5.0 and later), for the status views:
+ * samples past their retention (share_history.c), and moves finished jobs
+ * older than allot.retention_period out of the hot tables (retention.c).
+ * Each call records what it did in allot.transitioner_run (0.5.0 and later), for the status views:
  * one upsert into a ring of 100 slots.
  */
 #include "postgres.h"
@@ -44,6 +45,7 @@
 #include "job_retry.h"
 #include "percentile.h"
 #include "reliability.h"
+#include "retention.h"
 #include "transitioner.h"
 #include "voices.h"
 #include "workload_cache.h"
@@ -59,7 +61,7 @@ static SPIPlanPtr usage_drop_plan = NULL;
 static SPIPlanPtr usage_unused_plan = NULL;
 static SPIPlanPtr medians_plan = NULL;
 static SPIPlanPtr medians_plan_060 = NULL;
-static SPIPlanPtr record_plan[2] = {NULL, NULL};	/* 0.5.0; with the history's counts */
+static SPIPlanPtr record_plan[2] = {NULL, NULL};	/* 0.5.0; 0.7.0 (history, purge) */
 
 /* Runs kept in allot.transitioner_run; its CHECK on slot says the same. */
 #define TRANSITIONER_RUNS_KEPT 100
@@ -77,6 +79,7 @@ typedef struct TransitionerRun
 	int64		hosts_seen;
 	int64		shares_recorded;
 	int64		shares_deleted;
+	int64		purged;
 } TransitionerRun;
 
 static void
@@ -111,7 +114,11 @@ prepare_plans(void)
  * job goes back to unsent for another host, or from 0.6.0 gives up when its
  * limits say so (job_retry.h).  $1 now, $2 how many at most, $3
  * the quota ceiling.  Quotas are charged in (host, version) order, the
- * order dispatch takes them in, so the two cannot deadlock.
+ * order dispatch takes them in, so the two cannot deadlock.  A host's
+ * reliability row (0.7.0) comes after its quota rows, as in a report: rel
+ * reads quota, so that quota runs first (an unread data-modifying CTE runs
+ * at the statement's end, in no order a report could share), and a report
+ * of the same host cannot hold one while waiting for the other.
  */
 static SPIPlanPtr
 timeout_plan_for(int version, bool by_host)
@@ -149,7 +156,8 @@ timeout_plan_for(int version, bool by_host)
 															 "   ORDER BY host_id, app_version_id"
 															 "  ON CONFLICT (host_id, app_version_id) DO UPDATE"
 															 "     SET quota = greatest(hv.quota - excluded.n_error, 1),"
-															 "         n_error = hv.n_error + excluded.n_error),%s"
+															 "         n_error = hv.n_error + excluded.n_error"
+															 "  RETURNING hv.host_id),%s"
 															 " record AS ("
 															 "  INSERT INTO allot.job_report"
 															 "         (job_id, host_id, sent_at, outcome, reported_at, reply%s)"
@@ -168,6 +176,7 @@ timeout_plan_for(int version, bool by_host)
 															 "  SELECT host_id, n, " ALLOT_ERROR_RATE_AFTER_FAILURES_SQL("0", "n")
 															 "    FROM (SELECT host_id, count(*)::int AS n FROM late GROUP BY host_id) l"
 															 "   WHERE EXISTS (SELECT FROM allot.host h WHERE h.id = l.host_id)"
+															 "     AND EXISTS (SELECT FROM quota q WHERE q.host_id = l.host_id)"
 															 "   ORDER BY host_id"
 															 "  ON CONFLICT (host_id) DO UPDATE"
 															 "     SET failed_sendings = r.failed_sendings + excluded.failed_sendings,"
@@ -393,20 +402,22 @@ update_medians(void)
  * n % TRANSITIONER_RUNS_KEPT, so the history stays bounded and costs one
  * upsert per run.  The SQL side is older than 0.5.0 when the table is
  * missing; then nothing is recorded (one C library serves every version).
- * From 0.7.0 the row also counts what the run did to the share history.
+ * From 0.7.0 the row also counts what the run did to the share history
+ * and how many finished jobs it purged (the three columns came together).
  */
 static void
 record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 {
-	Oid			types[13] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID,
-		INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
-	Datum		args[13];
+	Oid			types[14] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID,
+		INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum		args[14];
 	Oid			table = get_relname_relid("transitioner_run", get_namespace_oid("allot", false));
 	bool		shares;
 
 	if (!OidIsValid(table))
 		return;
-	shares = get_attnum(table, "shares_recorded") != InvalidAttrNumber;
+	shares = get_attnum(table, "shares_recorded") != InvalidAttrNumber &&
+		get_attnum(table, "purged") != InvalidAttrNumber;
 	if (record_plan[shares] == NULL)
 		record_plan[shares] = allot_prepare(psprintf(
 													 "INSERT INTO allot.transitioner_run AS r"
@@ -426,11 +437,12 @@ record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 													 "       flops_estimates = excluded.flops_estimates,"
 													 "       credited = excluded.credited, debts_folded = excluded.debts_folded,"
 													 "       hosts_seen = excluded.hosts_seen%s",
-													 shares ? ", shares_recorded, shares_deleted" : "",
-													 shares ? ", $12, $13" : "",
+													 shares ? ", shares_recorded, shares_deleted, purged" : "",
+													 shares ? ", $12, $13, $14" : "",
 													 shares ? ", shares_recorded = excluded.shares_recorded,"
-													 " shares_deleted = excluded.shares_deleted" : ""),
-											shares ? 13 : 11, types);
+													 " shares_deleted = excluded.shares_deleted,"
+													 " purged = excluded.purged" : ""),
+											shares ? 14 : 11, types);
 	args[0] = TimestampTzGetDatum(started);
 	args[1] = TimestampTzGetDatum(GetCurrentTimestamp());
 	args[2] = TimestampTzGetDatum(now);
@@ -444,6 +456,7 @@ record_run(TimestampTz started, TimestampTz now, const TransitionerRun *r)
 	args[10] = Int64GetDatum(r->hosts_seen);
 	args[11] = Int64GetDatum(r->shares_recorded);
 	args[12] = Int64GetDatum(r->shares_deleted);
+	args[13] = Int64GetDatum(r->purged);
 	if (SPI_execute_plan(record_plan[shares], args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the transitioner run");
 }
@@ -561,6 +574,18 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 
 	/* Last, so that the sample sees the assignments this run expired. */
 	r.shares_recorded = allot_record_shares(now, &r.shares_deleted);
+
+	/*
+	 * Finished jobs older than allot.retention_period leave the hot tables,
+	 * at most allot.retention_batch of them (retention.c); last, as it holds
+	 * only rows nobody waits for.
+	 */
+	{
+		RetentionRun purge;
+
+		allot_purge_finished(now, allot_retention_batch, &purge);
+		r.purged = purge.purged;
+	}
 	record_run(started, now, &r);
 
 	SPI_finish();
@@ -568,11 +593,11 @@ allot_run_transitioner(PG_FUNCTION_ARGS)
 					" \"reports_read\": %lld, \"flops_samples\": %lld,"
 					" \"flops_estimates\": %lld, \"credited\": %lld,"
 					" \"debts_folded\": %lld, \"hosts_seen\": %lld,"
-					" \"shares_recorded\": %lld, \"shares_deleted\": %lld}",
+					" \"shares_recorded\": %lld, \"shares_deleted\": %lld, \"purged\": %lld}",
 					(long long) r.timed_out, (long long) r.expired, (long long) r.jobs_read,
 					(long long) r.samples, (long long) r.figures, (long long) r.credited,
 					(long long) r.folded, (long long) r.hosts_seen,
-					(long long) r.shares_recorded, (long long) r.shares_deleted);
+					(long long) r.shares_recorded, (long long) r.shares_deleted, (long long) r.purged);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
 }
 

@@ -33,6 +33,7 @@
 #include "utils/tuplestore.h"
 
 #include "entry.h"
+#include "retention.h"
 #include "workload_cache.h"
 
 /* Shards of a workload's allot.job_usage row: at most this many rows each. */
@@ -287,6 +288,7 @@ typedef struct JobDeltas
 	int			cap;
 	bool		credit;			/* a row has credit and a host */
 	bool		deleting;		/* the statement is a DELETE */
+	bool		purging;		/* retention's DELETE: the jobs keep their counts */
 } JobDeltas;
 
 static SPIPlanPtr job_usage_plan = NULL;
@@ -408,6 +410,17 @@ add_rows(Tuplestorestate *ts, TupleTableSlot *slot, const JobColumns *col, int s
 		JobDelta   *d;
 
 #define STATE_IS(name) (len == (int) sizeof(name) - 1 && memcmp(s, name, len) == 0)
+		/*
+		 * A purge (retention.c) moves finished jobs out of the table, and
+		 * their counts and credit into the purged totals, not out of the
+		 * farm's counters.
+		 */
+		if (deltas->purging)
+		{
+			if (!(STATE_IS("done") || STATE_IS("error") || STATE_IS("timed_out")))
+				elog(ERROR, "a purge may remove only finished jobs");
+			continue;
+		}
 		if (deltas->n == 0 || deltas->d[deltas->n - 1].workload_id != workload_id)
 		{
 			if (deltas->n == deltas->cap)
@@ -789,6 +802,7 @@ allot_job_usage_trigger(PG_FUNCTION_ARGS)
 	deltas.d = palloc(sizeof(JobDelta) * deltas.cap);
 	deltas.credit = false;
 	deltas.deleting = op == 2;
+	deltas.purging = op == 2 && allot_retention_purging();
 	slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
 	if (op != 0)
 		add_rows(td->tg_oldtable, slot, &col, -1, &deltas);

@@ -220,8 +220,13 @@ validate_alone(int64 job_id, bool valid, bool sendings)
 		Oid			types[1] = {INT8OID};
 		bool		isnull;
 
+		/*
+		 * Under a new snapshot: the UPDATE may have waited for a
+		 * transaction that changed or removed the job (a purge), and the
+		 * statement's snapshot would still show it done.
+		 */
 		if (SPI_execute_with_args("SELECT state FROM allot.job WHERE id = $1", 1, types,
-								  args, NULL, true, 1) != SPI_OK_SELECT)
+								  args, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read allot.job");
 		if (SPI_processed == 0)
 			job_not_found(job_id);

@@ -302,7 +302,8 @@ SELECT results_eq(
                                 'reports_read', reports_read, 'flops_samples', flops_samples,
                                 'flops_estimates', flops_estimates, 'credited', credited,
                                 'debts_folded', debts_folded, 'hosts_seen', hosts_seen,
-                                'shares_recorded', shares_recorded, 'shares_deleted', shares_deleted)
+                                'shares_recorded', shares_recorded, 'shares_deleted', shares_deleted,
+                                'purged', purged)
         FROM allot.status_transitioner$$,
     ARRAY[:'second'::jsonb, :'reply'::jsonb],
     'status_transitioner: both runs, newest first, with what each returned');

@@ -15,12 +15,14 @@
 --      an invalid result takes that back
 --   5  a job in progress keeps its id; an engine's name is checked; a
 --      sending an operator ends by hand is told so when its host reports
+--   6  retention takes a replicated job with its replicas, and not before
+--      every one of them has finished and is old
 --
 -- Hosts register themselves (no host is the operator's, so none is
 -- vouched for).  Virtual time from 2026-03-01 00:00 UTC.  Runs as a
 -- superuser in a fresh database with pgtap and allot created.
 BEGIN;
-SELECT plan(40);
+SELECT plan(47);
 SET LOCAL timezone = 'UTC';
 
 INSERT INTO allot.app (id, name, est_flops_per_au) VALUES (1, 'q', 1e11);
@@ -188,6 +190,35 @@ UPDATE allot.job SET state = 'unsent', host_id = NULL, app_version_id = NULL, se
 SELECT throws_ok(format($$SELECT pg_temp.done(%s, %s, 301)$$, :e, (:'ej'::bigint[])[1]), '55000',
                  format('job %s was taken back from host %s: its report is not wanted', (:'ej'::bigint[])[1], :e),
                  '5: a sending ended by hand: its host''s report is told it was taken back');
+
+-- ---------------------------------------------------------------------------
+-- 6. Retention (0.7.0) and replicas: a replica's row names its job
+--    (ON DELETE CASCADE), so the job stays while a replica runs, and they
+--    leave together.  Workload 3 has the job alone.
+INSERT INTO allot.workload (id, name, engine, app_id, delay_bound) VALUES (3, 'retained', 'q', 1, '1 day');
+CREATE FUNCTION pg_temp.ask3(h bigint, m int) RETURNS bigint LANGUAGE sql AS $$
+    SELECT (allot.request_work(h, '{"resources": {"cpu": {"req_instances": 1}}, "exclude": [1, 2]}',
+                               '2026-03-01'::timestamptz + make_interval(mins => m), m) #>> '{jobs,0,job_id}')::bigint
+$$;
+INSERT INTO allot.job (workload_id, min_quorum, target_nresults) VALUES (3, 2, 2) RETURNING id AS j6 \gset
+SELECT pg_temp.ask3(:a1, 400) AS j6a \gset
+SELECT id AS j6r FROM allot.job WHERE replica_of = :j6 \gset
+SELECT is(pg_temp.done(:a1, :j6a, 401) || ' ' || (pg_temp.ask3(:c, 402) = :j6r), 'done true',
+          '6: fixture: the job is done, its replica in progress with another owner');
+SET LOCAL allot.retention_period = '1h';
+SELECT is((allot.purge_finished('2026-03-01 09:00') ->> 'busy'), 'false', '6: a purge five hours later');
+SELECT results_eq(format($$SELECT id, state FROM allot.job WHERE id IN (%s, %s) ORDER BY id$$, :j6, :j6r),
+                  format($$VALUES (%s::bigint, 'done'::text), (%s, 'in_progress')$$, :j6, :j6r),
+                  '6: the finished job stays while its replica runs, and the replica with it');
+SELECT is(pg_temp.done(:c, :j6r, 541), 'done', '6: the replica is reported');
+SELECT ok(allot.validate_job(:j6, true, 1, 'same', '2026-03-01 09:02')
+          AND allot.validate_job(:j6r, true, 1, 'same', '2026-03-01 09:03'), '6: fixture: both valid');
+SELECT allot.run_transitioner('2026-03-01 09:04') IS NOT NULL AS learnt \gset
+SELECT is((allot.purge_finished('2026-03-01 11:00') ->> 'busy'), 'false', '6: a purge two hours after that');
+SELECT results_eq(format($$SELECT (SELECT count(*)::int FROM allot.job WHERE id IN (%1$s, %2$s)),
+                                  (SELECT count(*)::int FROM allot.job_archive a, json_array_elements(a.jobs) x
+                                    WHERE (x -> 'job' ->> 'id')::bigint IN (%1$s, %2$s))$$, :j6, :j6r),
+                  $$VALUES (0, 2)$$, '6: once both are finished and old, both leave, into the archive');
 
 SELECT is_empty($$SELECT * FROM allot.check_invariants()$$, 'check_invariants() is empty');
 SELECT * FROM finish();

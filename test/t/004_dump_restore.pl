@@ -1,7 +1,8 @@
 # allot through pg_dump and restore (issue 6, item 4).  A farm that has been
 # used (workloads, engines, hosts, coprocessors, assignments counted and
 # expired, jobs in every state, reports, app statistics and FLOPS estimates,
-# credit, quotas, backoffs, a custom resource type, grants) is dumped in the
+# credit, quotas, backoffs, a custom resource type, grants, jobs retention
+# moved to the archive with their counts in the purged totals) is dumped in the
 # custom format (restored by pg_restore) and in the plain format (run by
 # psql), into fresh databases.  Then:
 #   - every allot table holds, row for row, what the original holds; the
@@ -178,6 +179,11 @@ SELECT allot.heartbeat(h.id, '2026-01-01 03:00+00')
 UPDATE allot.job SET state = 'timed_out'
  WHERE id = (SELECT min(id) FROM allot.job WHERE state = 'unsent');
 
+-- A month later, retention moves the six oldest finished jobs out, with
+-- their reports, into the archive; their counts and credit stay, and go to
+-- the purged totals (dumped: a restore adds them to the counters).
+SELECT allot.purge_finished('2026-02-01 00:00+00', 6);
+
 GRANT USAGE ON SCHEMA allot TO farm_web;
 GRANT SELECT ON allot.workload TO farm_web;
 GRANT EXECUTE ON FUNCTION allot.request_work(bigint, jsonb, timestamptz, bigint) TO farm_web;
@@ -209,7 +215,9 @@ sub snapshot
 		# not dumped): its next run computes them again.  A workload_usage
 		# row of no hosts is kept by requests so that a host coming back
 		# updates it; the restore's rebuild makes rows for counted
-		# assignments only.
+		# assignments only.  A host's decayed credit is a sum of floats: a
+		# restore adds its purged total's share (allot.purged_credit) in
+		# another order, which may move the last digit.
 		my $rows =
 		    $table eq 'workload_usage'
 		  ? q{(SELECT * FROM allot.workload_usage WHERE hosts <> 0 OR threads <> 0 OR focus_threads <> 0)}
@@ -217,6 +225,9 @@ sub snapshot
 		  ? q{(SELECT workload_id, sum(unsent) AS unsent, sum(in_progress) AS in_progress,
 		              sum(mflops) AS mflops, sum(done) AS done, sum(error) AS error
 		         FROM allot.job_usage GROUP BY workload_id)}
+		  : $table eq 'host_credit'
+		  ? q{(SELECT host_id, credit, jobs, round(decayed::numeric, 9) AS decayed, decayed_at
+		         FROM allot.host_credit)}
 		  : $table eq 'resource' ? q{(SELECT name FROM allot.resource)}
 		  : "allot.$table";
 		$snap{$table} = $node->safe_psql($db,

@@ -12,7 +12,11 @@
 #      the profile lists allot's inner statements;
 #  (c) bench/dispatch.sh counts about 9 jobs per request (8 CPUs + 1 GPU
 #      asked) and 1 per plain dequeue, prints the fairness table, and its
-#      soak ends with check_invariants() empty and no job held twice.
+#      soak ends with check_invariants() empty and no job held twice;
+#  (d) bench/months.sh purges once the retention period has passed and not
+#      before, keeps allot.job smaller with retention than without, fills the
+#      archive, prints the purge's cost and the last day against day 1, and
+#      draws its plot.
 # No timing is asserted: the figures depend on the machine.
 use strict;
 use warnings;
@@ -129,6 +133,48 @@ my $sha = substr(Digest::SHA->new(256)->addfile("$so/allot.so")->hexdigest, 0, 1
 	like($out, qr/^check_invariants\(\): empty \(ok\)$/m, 'check_invariants() is empty after the soak');
 	my ($rows, $ids) = $out =~ /^jobs in progress: (\d+) rows, (\d+) distinct ids$/m;
 	ok(defined $rows && $rows == $ids, 'no job is in progress twice') or diag($out);
+}
+
+# (d) A farm's months: 8 days of 400 finished jobs, retention 3 days.
+{
+	my $out_dir = "$bench/out";
+	my %before = map { $_ => 1 } glob("$out_dir/months-*.svg");
+	my ($ok, $out) = run_bench([ 'bash', "$bench/months.sh" ],
+		DAYS => 8, JOBS_PER_DAY => 400, NHOSTS => 200, NQUEUE => 5000, RETENTION => '3d',
+		MODES => 'keep archive', CHECK_EVERY => 4, REQ_SECS => 1, ROUNDS => 1, CLIENTS => 2);
+	ok($ok, 'bench/months.sh runs, and check_invariants() is empty after each mode') or diag($out);
+	like($out, qr/sha256 \Q$sha\E\.\.\./, 'the report names the installed allot.so by its checksum');
+	# mode day jobs job MB report MB archive purged calls ...
+	# the sizes table only: the request tables' rows have as many columns
+	my ($sizes) = $out =~ /^Sizes \(MB(.*?)^Bounds/ms;
+	$sizes //= '';
+	my %day;
+	while ($sizes =~ /^(keep|archive)\s+(\d+)\s+(\d+)\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+(\d+)\s/mg)
+	{
+		$day{$1}{$2} = { jobs => $3, archive => $4, purged => $5 };
+	}
+	ok(defined $day{archive}{4} && $day{archive}{4}{purged} > 0 && $day{archive}{1}{purged} == 0,
+		'nothing is purged on day 1; on day 4 a day of jobs is (retention 3 days)')
+	  or diag($out);
+	ok(defined $day{keep}{8} && $day{keep}{8}{purged} == 0 && $day{archive}{8}{jobs} < $day{keep}{8}{jobs},
+		'on day 8 allot.job holds fewer rows with retention than without')
+	  or diag($out);
+	ok($day{archive}{8}{archive} > 0 && $day{keep}{8}{archive} == 0, 'the archive fills only with retention')
+	  or diag($out);
+	like($out, qr/^\s+archive\s+\d+ days, \d+ jobs and [\d.]+ calls a day: purge \d+ ms wall, \d+ ms server CPU a day \([\d.]+ us CPU a job\)/m,
+		'the purge\'s cost per day is reported');
+	like($out, qr/^\s+archive\s+last day \/ day 1, median of 1 rounds: tps [\d.]+, server CPU a request [\d.]+, shared buffers a request [\d.]+$/m,
+		'the last day is compared with day 1');
+	my ($svg) = grep { !$before{$_} } glob("$out_dir/months-*.svg");
+	ok(defined $svg && -s $svg, 'the plot is written') or diag($out);
+	if (defined $svg)
+	{
+		open(my $fh, '<', $svg) or die "$svg: $!";
+		my $text = do { local $/; <$fh> };
+		close $fh;
+		is(scalar(() = $text =~ /<polyline /g), 3, 'it draws three lines: without retention, with, and the archive');
+		unlink $svg, $svg =~ s/\.svg$/.txt/r;
+	}
 }
 
 done_testing();

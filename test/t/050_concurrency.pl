@@ -43,7 +43,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-use AllotLoad qw(farm_problems debt_tops);
+use AllotLoad qw(farm_problems debt_tops %load_script);
 
 my $seconds = $ENV{ALLOT_CONCURRENCY_SECONDS} // 15;
 # The fairness modes to run, in turn (to chase one mode's failure).
@@ -267,28 +267,14 @@ SELECT /* request */ allot.request_work(:h, jsonb_build_object('resources', json
            'nvidia', jsonb_build_object('req_instances', 1),
            'amd', jsonb_build_object('req_instances', 1))));}
 	],
-	report => [
-		6, $h . q{\set o random(1, 20)
-SELECT /* report */ allot.report_job(:h, j.id,
-           CASE WHEN :o <= 17 THEN 'success' WHEN :o <= 19 THEN 'error' ELSE 'aborted' END,
-           app_units => j.predicted_app_units * (0.8 + 0.4 * random()),
-           elapsed_secs => j.predicted_app_units * (0.8 + 0.4 * random()))
-  FROM (SELECT id, predicted_app_units, est_secs FROM allot.job
-         WHERE host_id = :h AND state = 'in_progress'
-         ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) j;}
-	],
+	report => [ 6, $h . $load_script{report} ],
 	explain => [ 1, $h . q{SELECT /* explain */ count(*) FROM allot.explain_assignment(:h);} ],
 	estimate => [
 		1, $h . '\set j random(1, ' . 4 * $jobs_per_workload . q{)
 SELECT /* estimate */ count(*) FROM allot.estimate_job(:h, :j);}
 	],
 	queue => [ 1, $h . q{SELECT /* queue */ count(*) FROM allot.host_queue(:h, 3600, 86400);} ],
-	validate => [
-		2, q{\set v random(1, 10)
-SELECT /* validate */ allot.validate_job(j.id, :v > 1)
-  FROM (SELECT id FROM allot.job WHERE state = 'done' AND validated IS NULL
-         ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) j;}
-	],
+	validate => [ 2, $load_script{validate} ],
 	edit_version => [
 		1, q{\set r random(0, 1000000)
 SELECT /* edit_version */ stress.edit_version(:r);}

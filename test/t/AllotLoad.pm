@@ -9,7 +9,27 @@ use warnings FATAL => 'all';
 use Exporter 'import';
 
 our @EXPORT_OK =
-  qw(farm_problems debt_tops child_processes processes_gone create_retried);
+  qw(farm_problems debt_tops child_processes processes_gone create_retried %load_script);
+
+# pgbench scripts of the calls the load tests share, after a \set of :h
+# (the host): a host reporting one of its jobs in progress (17 successes in
+# 20, 2 errors, 1 abort), and a validator's verdict on a done job (9 valid
+# in 10).  Each takes its job FOR UPDATE SKIP LOCKED in the same statement,
+# so that no call is the caller's fault; each names itself in a comment, by
+# which the server log's errors are counted.
+our %load_script = (
+	report => q{\set o random(1, 20)
+SELECT /* report */ allot.report_job(:h, j.id,
+           CASE WHEN :o <= 17 THEN 'success' WHEN :o <= 19 THEN 'error' ELSE 'aborted' END,
+           app_units => j.predicted_app_units * (0.8 + 0.4 * random()),
+           elapsed_secs => j.predicted_app_units * (0.8 + 0.4 * random()))
+  FROM (SELECT id, predicted_app_units FROM allot.job
+         WHERE host_id = :h AND state = 'in_progress'
+         ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) j;},
+	validate => q{\set v random(1, 10)
+SELECT /* validate */ allot.validate_job(j.id, :v > 1)
+  FROM (SELECT id FROM allot.job WHERE state = 'done' AND validated IS NULL
+         ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) j;});
 
 # One line per job whose row contradicts its state or its reports.  Every
 # rule follows from what request_work, report_job and run_transitioner
