@@ -16,6 +16,8 @@
 //   node admin.js create-test --dev-source URL --dev-sha SHA --dev-bench N
 //                 --base-source URL --base-sha SHA --base-bench N --book NAME --tc TC
 //                 (--sprt ELO0,ELO1 [--trinomial] | --games N) [more: README.md]
+//   node admin.js create-test --spsa FILE --iterations N --dev-source URL --dev-sha SHA --dev-bench N
+//                 --book NAME --tc TC            an SPSA tune of one commit (README.md)
 //   node admin.js stop-test ID
 //   node admin.js tests                                 every test, its games and state
 //   node admin.js prune-hosts [--days N]                allot hosts of machines not seen for N days (7)
@@ -30,6 +32,7 @@ const {
 const { newHashRow } = require('./secrets');
 const { networkPath } = require('./networks');
 const spec = require('./test_spec');
+const spsa = require('./spsa');
 
 const dataDir = path.resolve(process.env.DATA_DIR || 'data');
 
@@ -68,7 +71,38 @@ const TEST_OPTIONS = [
   'dev-bench', 'base-bench', 'options', 'dev-options', 'base-options', 'dev-network', 'base-network', 'book',
   'tc', 'base-tc', 'sprt', 'alpha', 'beta', 'games', 'throughput', 'priority', 'workload-size', 'upload-pgns',
   'scale-method', 'scale-nps', 'syzygy-adj', 'syzygy-wdl', 'win-adj', 'draw-adj',
+  'spsa', 'iterations', 'spsa-alpha', 'spsa-gamma', 'a-ratio', 'reporting', 'distribution',
 ];
+
+// A tune's settings from create-test's options (--spsa FILE: its
+// parameters, one a line), or null for a test.  Game pairs per iteration
+// are the workload size.
+function tuneOptions(o, workloadSize) {
+  if (o.spsa === undefined) {
+    const stray = ['iterations', 'spsa-alpha', 'spsa-gamma', 'a-ratio', 'reporting', 'distribution'].find((k) => o[k] !== undefined);
+    if (stray) throw new UsageError(`--${stray} is for a tune (--spsa FILE)`);
+    return null;
+  }
+  if (o.sprt !== undefined || o.games !== undefined) throw new UsageError('a tune (--spsa) has no --sprt or --games');
+  for (const k of ['base-source', 'base-sha', 'base-bench', 'base-engine', 'base-tc', 'base-options']) {
+    if (o[k] !== undefined) throw new UsageError(`a tune plays one commit against itself: no --${k}`);
+  }
+  const run = {
+    iterations: number(o.iterations, 'iterations', 1, 1e8, { integer: true }),
+    pairsPer: workloadSize,
+    alpha: number(o['spsa-alpha'] ?? '0.602', 'spsa-alpha', 0.001, 10),
+    gamma: number(o['spsa-gamma'] ?? '0.101', 'spsa-gamma', 0.001, 10),
+    aRatio: number(o['a-ratio'] ?? '0.1', 'a-ratio', 0.001, 1000),
+    reportingType: checked(spec.oneOf, o.reporting ?? 'BATCHED', ['BATCHED', 'BULK'], '--reporting'),
+    distributionType: checked(spec.oneOf, o.distribution ?? 'SINGLE', ['SINGLE', 'MULTIPLE'], '--distribution'),
+  };
+  try {
+    return spsa.createSettings(run, spsa.parseInputs(readOptionFile(o.spsa, 'spsa').toString('utf8')));
+  } catch (err) {
+    if (err instanceof spsa.SpsaInputError) throw new UsageError(`--spsa ${JSON.stringify(o.spsa)}: ${err.message}`);
+    throw err;
+  }
+}
 
 const commands = {
   async 'add-user'([name, ...rest]) {
@@ -214,6 +248,8 @@ const commands = {
     const o = options(args, TEST_OPTIONS, ['trinomial']);
     const engine = need(o, 'engine', WORD, 'the name of an engine (add-engine)');
     const baseEngine = o['base-engine'] ?? engine;
+    const workloadSize = number(o['workload-size'] ?? '32', 'workload-size', 1, 1024, { integer: true });
+    const tune = tuneOptions(o, workloadSize);
     const sha = /^[0-9a-fA-F]{40}$/;
     const side = (which, tc) => {
       const s = {
@@ -228,9 +264,12 @@ const commands = {
       return s;
     };
     const dev = side('dev', checked(spec.timeControl, o.tc, '--tc'));
-    const base = side('base', o['base-tc'] === undefined ? dev.tc : checked(spec.timeControl, o['base-tc'], '--base-tc'));
+    const base = tune ? dev
+      : side('base', o['base-tc'] === undefined ? dev.tc : checked(spec.timeControl, o['base-tc'], '--base-tc'));
     if (!o.book) throw new UsageError('--book is required (add-book first)');
-    if ((o.sprt === undefined) === (o.games === undefined)) throw new UsageError('give one of --sprt ELO0,ELO1 and --games N');
+    if (!tune && (o.sprt === undefined) === (o.games === undefined)) {
+      throw new UsageError('give one of --sprt ELO0,ELO1 and --games N (or --spsa FILE for a tune)');
+    }
     if (o.trinomial && o.sprt === undefined) throw new UsageError('--trinomial is for an SPRT');
     const sprt = o.sprt === undefined ? null
       : checked(spec.sprt, o.sprt, o.alpha ?? '0.05', o.beta ?? '0.05', { bounds: '--sprt', alpha: '--alpha', beta: '--beta' });
@@ -238,7 +277,7 @@ const commands = {
     const throughput = number(o.throughput ?? '1000', 'throughput', 1, 1e9, { integer: true });
     const priority = number(o.priority ?? '0', 'priority', -1000, 1000, { integer: true });
     const t = {
-      type: sprt ? 'SPRT' : 'GAMES',
+      type: tune ? 'SPSA' : sprt ? 'SPRT' : 'GAMES',
       dev_engine: engine, base_engine: baseEngine,
       book_name: o.book,
       upload_pgns: checked(spec.oneOf, o['upload-pgns'] ?? 'COMPACT', ['FALSE', 'COMPACT', 'VERBOSE'], '--upload-pgns'),
@@ -247,7 +286,7 @@ const commands = {
       syzygy_wdl: checked(spec.syzygy, o['syzygy-wdl'], '--syzygy-wdl'),
       win_adj: checked(spec.adjudication, o['win-adj'], '--win-adj'),
       draw_adj: checked(spec.adjudication, o['draw-adj'], '--draw-adj'),
-      workload_size: number(o['workload-size'] ?? '32', 'workload-size', 1, 1024, { integer: true }),
+      workload_size: workloadSize,
       use_penta: o.trinomial !== true,
       elo_lower: sprt?.lower ?? null, elo_upper: sprt?.upper ?? null, alpha: sprt?.alpha ?? null, beta: sprt?.beta ?? null,
       lower_llr: sprt?.lowerLlr ?? null, upper_llr: sprt?.upperLlr ?? null, max_games: maxGames,
@@ -271,9 +310,9 @@ const commands = {
       t.scale_nps = o['scale-nps'] !== undefined
         ? number(o['scale-nps'], 'scale-nps', 1, 1e12, { integer: true })
         : Number(engines.find((r) => r.name === engine).scale_nps);
-      const name = o.name ?? `${engine} ${dev.name} vs ${base.name}`;
-      const { rows: [w] } = await db.query(
-        'SELECT openbench.create_test($1::jsonb, NULL, $2, $3, $4, true) AS id', [JSON.stringify(t), name, priority, throughput])
+      const name = o.name ?? (tune ? `${engine} ${dev.name} tune` : `${engine} ${dev.name} vs ${base.name}`);
+      const { rows: [w] } = await db.query('SELECT openbench.create_test($1::jsonb, $2::jsonb, $3, $4, $5, true) AS id',
+        [JSON.stringify(t), tune === null ? null : JSON.stringify(tune), name, priority, throughput])
         .catch((err) => {
           if (!(err instanceof DatabaseError && err.code === '23505' && err.constraint === 'workload_pkey')) throw err;
           // Workloads inserted with ids of their own leave the identity
@@ -304,8 +343,10 @@ const commands = {
     options(args, []);
     const { rows } = await withDb((db) => db.query(
       `SELECT t.id, w.name, t.type, w.state, w.throughput, w.priority, t.games, t.losses, t.draws, t.wins,
-              t.ll, t.ld, t.dd, t.dw, t.ww, t.llr, t.lower_llr, t.upper_llr, t.max_games, t.finished_by, t.passed
-         FROM openbench.test t JOIN allot.workload w ON w.id = t.id ORDER BY t.id`));
+              t.ll, t.ld, t.dd, t.dw, t.ww, t.llr, t.lower_llr, t.upper_llr, t.max_games, t.finished_by, t.passed,
+              2 * r.iterations * r.pairs_per AS tune_games
+         FROM openbench.test t JOIN allot.workload w ON w.id = t.id
+         LEFT JOIN openbench.spsa_run r ON r.test_id = t.id ORDER BY t.id`));
     for (const t of rows) {
       // A GAMES test stops at the report that reaches its number, and a
       // report holds what the worker played since its last: up to a whole
@@ -313,7 +354,8 @@ const commands = {
       // may have played more games than it asked for, and says both.
       const rule = t.type === 'SPRT'
         ? `LLR ${t.llr.toFixed(2)} in [${t.lower_llr.toFixed(2)}, ${t.upper_llr.toFixed(2)}]`
-        : `${t.games} games played, ${t.max_games} asked for`;
+        : t.type === 'SPSA' ? `${t.games} games played, ${t.tune_games} for its iterations`
+          : `${t.games} games played, ${t.max_games} asked for`;
       const verdictText = t.passed === null ? 'stopped' : t.passed ? 'passed' : 'failed';
       const state = t.finished_by ? `${verdictText} (${t.finished_by})` : t.state;
       console.log(`${t.id}\t${t.name}\t${t.type}\tthroughput ${t.throughput}\tpriority ${t.priority}\t` +

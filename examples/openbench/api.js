@@ -13,6 +13,15 @@
 //   GET api/workload/ID/summary/   {"summary": {user, cpu_name, isa_name}}:
 //                             pentanomial totals grouped three ways, each
 //                             with its Elo +- and share of the pairs
+//   GET api/workload/ID/info/      {"info": {...}}: the test's settings and
+//                             state with OpenBench's Test field names
+//   GET api/networks/ENGINE/  {"default": null, "networks": [...]}: the
+//                             engine's networks (sha256, name, engine, created)
+//   GET api/spsa/ID/inputs|outputs|digest/   a tune's parameters as given,
+//                             their values now, and a CSV of each one's
+//                             value, bounds, c and r (text/plain)
+//   GET api/spsa/ID/perturbation/  {"perturbation": {...}}: one drawn as
+//                             for a workload of 4 match runners (nothing kept)
 //
 // Anyone may call them, as on an OpenBench server that does not require a
 // login to view.
@@ -20,6 +29,37 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const stats = require('./stats');
+const spsaMath = require('./spsa');
+
+const ID = /^[1-9][0-9]{0,17}$/;
+const ENGINE = /^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$/;
+
+// The time in OpenBench's str(datetime) form: "2026-11-28 17:38:23.123+00:00".
+const pyTime = (d) => (d ? `${d.toISOString().replace('T', ' ').replace('Z', '')}+00:00` : null);
+
+// A test's row with OpenBench's Test field names (its model_to_dict).
+function testInfo(t) {
+  const engine = (which) => ({
+    name: t[`${which}_name`], source: t[`${which}_source`], sha: t[`${which}_sha`], bench: Number(t[`${which}_bench`]),
+  });
+  const side = (which) => Object.fromEntries(['repo', 'engine', 'options', 'network', 'netname', 'time_control']
+    .map((k) => [`${which}_${k}`, t[`${which}_${k}`] ?? '']));
+  const finished = t.finished_at !== null;
+  return {
+    id: Number(t.id), author: t.author ?? '', upload_pgns: t.upload_pgns, book_name: t.book_name,
+    book_index: Number(t.book_index), ...side('dev'), ...side('base'),
+    workload_size: t.workload_size, priority: t.priority, throughput: Number(t.throughput),
+    syzygy_wdl: t.syzygy_wdl, syzygy_adj: t.syzygy_adj, win_adj: t.win_adj, draw_adj: t.draw_adj,
+    test_mode: t.type, elolower: t.elo_lower ?? 0, eloupper: t.elo_upper ?? 0, alpha: t.alpha ?? 0, beta: t.beta ?? 0,
+    lowerllr: t.lower_llr ?? 0, currentllr: t.llr ?? 0, upperllr: t.upper_llr ?? 0, max_games: Number(t.max_games ?? 0),
+    games: Number(t.games), use_tri: !t.use_penta, use_penta: t.use_penta,
+    passed: t.passed === true, failed: t.passed === false, finished, deleted: t.deleted, approved: t.approved,
+    awaiting: !t.approved && !finished, error: t.finished_by === 'bench',
+    dev: engine('dev'), base: engine('base'),
+    tri: [t.losses, t.draws, t.wins].map(Number), penta: [t.ll, t.ld, t.dd, t.dw, t.ww].map(Number),
+    creation: pyTime(t.created_at), updated: pyTime(t.finished_at ?? t.created_at),
+  };
+}
 
 // An OpenBench API refusal: {"error": message} with status 200.
 class ApiError extends Error {}
@@ -66,7 +106,7 @@ function makeApi(db, { dataDir }) {
 
   // Streams the tar to res; returns a note for the log.
   async function pgns(res, idText) {
-    if (!/^[1-9][0-9]{0,17}$/.test(idText)) throw new ApiError('Requested Workload Id does not exist');
+    if (!ID.test(idText)) throw new ApiError('Requested Workload Id does not exist');
     const { rows: tests } = await db.query('SELECT finished_at FROM openbench.test WHERE id = $1', [idText]);
     if (tests.length === 0) throw new ApiError('Requested Workload Id does not exist');
     const { rows: files } = await db.query(
@@ -92,9 +132,13 @@ function makeApi(db, { dataDir }) {
   }
 
   async function workload(idText, query) {
-    if (!/^[1-9][0-9]{0,17}$/.test(idText)) throw new ApiError('Requested Workload Id does not exist');
-    const { rows: tests } = await db.query('SELECT 1 FROM openbench.test WHERE id = $1', [idText]);
+    if (!ID.test(idText)) throw new ApiError('Requested Workload Id does not exist');
+    const { rows: tests } = await db.query(
+      `SELECT t.*, w.priority, w.throughput, a.name AS author FROM openbench.test t
+         JOIN openbench.test_workload w ON w.id = t.id LEFT JOIN openbench.account a ON a.id = t.author_id
+        WHERE t.id = $1`, [idText]);
     if (tests.length === 0) throw new ApiError('Requested Workload Id does not exist');
+    if (query === 'info') return { info: testInfo(tests[0]) };
     if (query === 'results') {
       const { rows } = await db.query(
         `SELECT r.host_id, a.name, r.games, r.ll, r.ld, r.dd, r.dw, r.ww, r.timelosses, r.crashes,
@@ -136,10 +180,40 @@ function makeApi(db, { dataDir }) {
       };
       return { summary: { user: group('name'), cpu_name: group('cpu_name'), isa_name: group('isa_name') } };
     }
-    throw new ApiError('Valid /query/ endpoints are: [ results, summary ]');
+    throw new ApiError('Valid /query/ endpoints are: [ results, info, summary ]');
   }
 
-  return { config, pgns, workload };
+  async function networks(engine) {
+    const { rows: engines } = ENGINE.test(engine)
+      ? await db.query('SELECT 1 FROM openbench.engine WHERE name = $1', [engine]) : { rows: [] };
+    if (engines.length === 0) throw new ApiError('Engine not found. Check /api/config/ for a full list');
+    const { rows } = await db.query(
+      'SELECT engine, name, sha, created_at FROM openbench.network WHERE engine = $1 ORDER BY created_at, sha', [engine]);
+    return {
+      default: null,
+      networks: rows.map((n) => ({ sha256: n.sha, name: n.name, engine: n.engine, created: pyTime(n.created_at) })),
+    };
+  }
+
+  // A tune's description (text) or a perturbation (JSON).
+  async function spsa(idText, query) {
+    if (!ID.test(idText)) throw new ApiError('Requested Workload Id does not exist');
+    const { rows: tests } = await db.query('SELECT type, games FROM openbench.test WHERE id = $1', [idText]);
+    if (tests.length === 0) throw new ApiError('Requested Workload Id does not exist');
+    if (tests[0].type !== 'SPSA') throw new ApiError('Requested Workload is not an SPSA tune');
+    const { rows: [runRow] } = await db.query('SELECT * FROM openbench.spsa_run WHERE test_id = $1', [idText]);
+    const { rows } = await db.query('SELECT * FROM openbench.spsa_parameter WHERE test_id = $1 ORDER BY index', [idText]);
+    const run = spsaMath.runFromRow(runRow);
+    const params = rows.map(spsaMath.fromRow);
+    const games = Number(tests[0].games);
+    if (query === 'inputs') return spsaMath.inputsText(params);
+    if (query === 'outputs') return spsaMath.outputsText(params);
+    if (query === 'digest') return spsaMath.digestText(run, params, games);
+    if (query === 'perturbation') return { perturbation: spsaMath.perturbation(run, params, games, 4) };
+    throw new ApiError('Valid /query/ endpoints are: [ inputs, outputs, digest, perturbation ]');
+  }
+
+  return { config, pgns, workload, networks, spsa };
 }
 
 module.exports = { makeApi, ApiError, tarHeader };

@@ -75,7 +75,7 @@ svg { background: #fff; border: 1px solid #d5dae1; }
 function menu(ctx) {
   const me = ctx.session?.account;
   if (!me) return html`<span class="me"><a href="/login/">Log in</a><a href="/register/">Register</a></span>`;
-  return html`<span class="me"><a href="/test/new/">New test</a><a href="/user/${me.name}/" id="me">${me.name}</a>
+  return html`<span class="me"><a href="/test/new/">New test</a><a href="/tune/new/">New tune</a><a href="/user/${me.name}/" id="me">${me.name}</a><a href="/profile/" id="profile">Profile</a>
 <form method="post" action="/logout/"><input type="hidden" name="csrf" value="${ctx.session.csrf}"><button type="submit">Log out</button></form></span>`;
 }
 

@@ -134,6 +134,10 @@ function makeMachines(db, { verify, config }) {
   async function account(form) {
     const name = form.text('username', { max: 150 });
     const password = form.text('password', { max: 1024, optional: true }) ?? '';
+    return accountOf(name, password);
+  }
+
+  async function accountOf(name, password) {
     const valid = USERNAME.test(name);
     const { rows } = valid ? await db.query(
       'SELECT id, name, enabled, salt, hash, scrypt_n, scrypt_r, scrypt_p FROM openbench.account WHERE name = $1',
@@ -222,6 +226,7 @@ function makeMachines(db, { verify, config }) {
     },
 
     account,
+    accountOf,
   };
 }
 

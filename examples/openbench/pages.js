@@ -20,6 +20,7 @@ const { html, raw, layout, paging, when } = require('./html');
 const { makeCatalog, status, kind } = require('./catalog');
 const chart = require('./chart');
 const stats = require('./stats');
+const spsa = require('./spsa');
 const { makeLists } = require('./lists');
 
 // A page the path does not name, or names badly: 404 with its sentence.
@@ -74,11 +75,11 @@ function actionForms(ctx, t) {
   const me = ctx.session.account;
   if (!me || !(me.approver || String(me.id) === String(t.author_id))) return '';
   const csrf = html`<input type="hidden" name="csrf" value="${ctx.session.csrf}">`;
-  const button = (action, text) => html`<form class="inline" method="post" action="/test/${t.id}/${action}/">${csrf}
+  const button = (action, text) => html`<form class="inline" method="post" action="/${kind(t)}/${t.id}/${action}/">${csrf}
 <button type="submit" id="${action}">${text}</button></form>`;
   return html`<div id="actions">${t.finished_at === null ? button('stop', 'Stop this test') : button('restart', 'Restart')}
 ${!t.approved && me.approver ? button('approve', 'Approve') : ''}${button('delete', 'Delete')}
-<form class="inline" method="post" action="/test/${t.id}/modify/">${csrf}
+<form class="inline" method="post" action="/${kind(t)}/${t.id}/modify/">${csrf}
 Priority <input type="number" name="priority" value="${t.priority}"> Throughput <input type="number" name="throughput" value="${Number(t.throughput)}">
 <button type="submit" id="modify">Modify</button></form></div>`;
 }
@@ -165,15 +166,31 @@ ${asked ? html`<h2>The first 100 matches</h2>${testsTable(rows)}` : ''}`);
     return testList(ctx, pageText, { where: 'a.name = $1', params: [name], title: `Tests by ${name}`, base: `/user/${name}/` });
   }
 
-  async function testPage(ctx, idText) {
-    const id = number(idText, 'a test number');
+  // An SPSA tune's settings and parameters: each one's value now, and the
+  // c and r the next workload would get (OpenBench's digest).
+  async function tuneSection(t) {
+    const tune = await catalog.spsa(t.id);
+    const run = spsa.runFromRow(tune.run);
+    const rows = spsa.digestRows(run, tune.params.map(spsa.fromRow), Number(t.games));
+    return html`<h2>Parameters</h2>
+<table id="parameters"><tr>${rows[0].map((h) => html`<th>${h}</th>`)}</tr>
+${rows.slice(1).map((r) => html`<tr><td>${r[0]}</td>${r.slice(1).map((x) => html`<td class="num">${x}</td>`)}</tr>`)}</table>
+<p>SPSA: ${run.iterations} iterations of ${run.pairsPer} game pairs (${2 * run.iterations * run.pairsPer} games), alpha ${run.alpha},
+gamma ${run.gamma}, A ratio ${run.aRatio}, ${run.reportingType} reports, ${run.distributionType} perturbation.
+<a href="/api/spsa/${t.id}/inputs/">Inputs</a>, <a href="/api/spsa/${t.id}/outputs/" id="outputs">outputs</a>,
+<a href="/api/spsa/${t.id}/digest/">digest</a>.</p>`;
+  }
+
+  // A test's page (/test/ID/), or a tune's (/tune/ID/): each at its own path.
+  async function testPage(ctx, idText, path = 'test') {
+    const id = number(idText, `a ${path} number`);
     const t = await catalog.one(id);
-    if (!t || t.type === 'SPSA') throw new NotFound(`there is no test ${id}`);
+    if (!t || kind(t) !== path) throw new NotFound(`there is no ${path} ${id}`);
     if (t.deleted) {
       const me = ctx.session.account;
-      if (!me || !(me.approver || String(me.id) === String(t.author_id))) throw new NotFound(`test ${id} was deleted`);
+      if (!me || !(me.approver || String(me.id) === String(t.author_id))) throw new NotFound(`${path} ${id} was deleted`);
       return layout(ctx, `Test ${id}: ${t.name}`, html`<p id="message">This test was deleted.</p>
-<form method="post" action="/test/${id}/restore/"><input type="hidden" name="csrf" value="${ctx.session.csrf}">
+<form method="post" action="/${path}/${id}/restore/"><input type="hidden" name="csrf" value="${ctx.session.csrf}">
 <button type="submit" id="restore">Restore it</button></form>`);
     }
     const s = statusCell(t);
@@ -201,7 +218,8 @@ ${chart.render(t, reports)}
 <table><tr><th></th><th>Engine</th><th>Name</th><th>Commit</th><th>Bench</th><th>Options</th><th>Time control</th><th>Network</th></tr>
 <tr><th>Dev</th>${side('dev')}</tr><tr><th>Base</th>${side('base')}</tr></table>
 <p>Book ${t.book_name}; ${t.type === 'SPRT' ? html`SPRT [${t.elo_lower}, ${t.elo_upper}], alpha ${t.alpha}, beta ${t.beta}, ${t.use_penta ? 'pentanomial' : 'trinomial'}`
-  : html`${Number(t.max_games)} games`}; workloads of ${t.workload_size} game pairs.</p>
+  : t.type === 'SPSA' ? 'an SPSA tune' : html`${Number(t.max_games)} games`}; workloads of ${t.workload_size} game pairs.</p>
+${t.type === 'SPSA' ? await tuneSection(t) : ''}
 ${t.info ? html`<pre class="note">${t.info}</pre>` : ''}
 <h2>Machines on it</h2>
 ${machines.length === 0 ? html`<p class="note">None now.</p>` : html`<table id="machines"><tr><th>Machine</th><th>Owner</th><th>Name</th><th>System</th><th>Last seen</th></tr>
@@ -216,7 +234,7 @@ ${machines.map((m) => html`<tr><td>${m.host_id}</td><td>${m.owner}</td><td>${m.m
     if (parts.length === 0 || (parts[0] === 'index' && parts.length <= 2)) body = await index(ctx, parts[1]);
     else if (parts[0] === 'greens' && parts.length <= 2) body = await greens(ctx, parts[1]);
     else if (parts[0] === 'user' && (parts.length === 2 || parts.length === 3)) body = await userTests(ctx, parts[1], parts[2]);
-    else if (parts[0] === 'test' && parts.length === 2) body = await testPage(ctx, parts[1]);
+    else if ((parts[0] === 'test' || parts[0] === 'tune') && parts.length === 2) body = await testPage(ctx, parts[1], parts[0]);
     else if (parts[0] === 'search' && parts.length === 1) body = await search(ctx, query);
     else body = await lists.render(parts, ctx);
     return body === null ? null : String(body);

@@ -12,17 +12,26 @@
 // too (openbench.finish_test), and its workers are told {"stop": true} at
 // their next heartbeat or report; a worker told to stop is released
 // (allot.release_assignment).  Otherwise each report is a heartbeat.
+//
+// An SPSA tune's report also carries spsa_delta, the parameters' moves the
+// worker computed from its games and the workload's perturbation: it is
+// checked against the perturbation kept with the result (spsa.checkDelta)
+// and the report's wins and losses, then added to the values, each kept
+// within its bounds.  A tune stops at its iterations' games.
 
 const fs = require('node:fs');
 const path = require('node:path');
 const { BadRequest } = require('./forms');
 const { Refused } = require('./machines');
 const { pentanomialLLR, trinomialLLR } = require('./sprt');
+const spsa = require('./spsa');
 
 const COUNT = { min: 0, max: 1e9 };
 const TRINOMIAL = /^([0-9]{1,9}) ([0-9]{1,9}) ([0-9]{1,9})$/;
 const PENTANOMIAL = /^([0-9]{1,9}) ([0-9]{1,9}) ([0-9]{1,9}) ([0-9]{1,9}) ([0-9]{1,9})$/;
 const MAX_ERROR_CHARS = 1024;
+// 128 parameters of up to 24 characters each, with room to spare
+const MAX_DELTA_CHARS = 8192;
 
 // The machine's latest workload: a report about any other is refused.
 async function currentResult(c, hostId, { testId, resultId = null, lock = false }) {
@@ -64,13 +73,38 @@ function readGames(form) {
   for (const k of ['crashes', 'timelosses', 'illegals']) {
     if (g[k] > games) throw new BadRequest(`${k} (${g[k]}) exceeds the games reported (${games})`);
   }
-  const delta = form.text('spsa_delta', { max: 64, optional: true });
-  if (delta !== null && delta !== '' && delta !== '[]') throw new BadRequest('SPSA is not supported');
+  g.spsaDelta = form.text('spsa_delta', { max: MAX_DELTA_CHARS, optional: true }) ?? '';
   return g;
 }
 
+// The parameters' moves a report carries (null for a test that is not a
+// tune), checked against the perturbation its workload was given.
+function readDelta(t, r, g) {
+  if (t.type !== 'SPSA') {
+    if (g.spsaDelta !== '' && g.spsaDelta !== '[]') {
+      throw new BadRequest(`test ${t.id} is not an SPSA tune: its reports carry no spsa_delta`);
+    }
+    return null;
+  }
+  let delta;
+  try {
+    delta = JSON.parse(g.spsaDelta);
+  } catch {
+    throw new BadRequest(`spsa_delta must be a JSON list of numbers, one per parameter, not ${JSON.stringify(g.spsaDelta.slice(0, 40))}`);
+  }
+  if (r.spsa === null) throw new Refused(`result ${r.id} of tune ${t.id} was given no perturbation`);
+  const why = spsa.checkDelta(r.spsa, delta, g.wins, g.losses);
+  if (why) throw new Refused(`result ${r.id} of tune ${t.id}: ${why}`);
+  return delta;
+}
+
 // Does the test stop with these totals?  {llr, finishedBy, passed}.
-function verdict(t) {
+// tuneGames: the games of a tune's iterations (2 x pairs per iteration x
+// iterations), after which it stops, neither passed nor failed.
+function verdict(t, tuneGames) {
+  if (t.type === 'SPSA') {
+    return { llr: 0, finishedBy: t.games >= tuneGames ? 'spsa' : null, passed: null };
+  }
   if (t.type === 'GAMES') {
     const done = t.games >= Number(t.max_games);
     return { llr: 0, finishedBy: done ? 'games' : null, passed: done ? t.wins >= t.losses : null };
@@ -105,7 +139,7 @@ function makeResults(db, { dataDir, limits, log }) {
       `UPDATE openbench.test SET finished_at = now(), finished_by = $2, passed = $3 WHERE id = $1`,
       [t.id, finishedBy, passed]);
     await c.query('SELECT openbench.finish_test($1)', [t.id]);
-    log(`test ${t.id} finished by ${finishedBy}: ${passed ? 'passed' : 'failed'}, ${t.games} games, ` +
+    log(`test ${t.id} finished by ${finishedBy}: ${passed === null ? 'ended' : passed ? 'passed' : 'failed'}, ${t.games} games, ` +
         `trinomial ${t.losses} ${t.draws} ${t.wins}, pentanomial ${t.ll} ${t.ld} ${t.dd} ${t.dw} ${t.ww}` +
         (t.type === 'SPRT' ? `, LLR ${t.llr.toFixed(3)} in [${t.lower_llr.toFixed(3)}, ${t.upper_llr.toFixed(3)}]` : ''));
   }
@@ -162,12 +196,13 @@ function makeResults(db, { dataDir, limits, log }) {
                             `${g.games} more is too many`);
         }
         const { rows: [t] } = await c.query('SELECT * FROM openbench.test WHERE id = $1 FOR UPDATE', [testId]);
+        const delta = readDelta(t, r, g);
         await c.query('UPDATE openbench.machine SET last_seen = now() WHERE host_id = $1', [machine.hostId]);
         const submit = (isCounted) => c.query(
           `INSERT INTO openbench.submission (result_id, counted, losses, draws, wins, ll, ld, dd, dw, ww,
-                                             crashes, timelosses, illegals)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-          [r.id, isCounted, g.losses, g.draws, g.wins, g.ll, g.ld, g.dd, g.dw, g.ww, g.crashes, g.timelosses, g.illegals]);
+                                             crashes, timelosses, illegals, spsa_delta)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+          [r.id, isCounted, g.losses, g.draws, g.wins, g.ll, g.ld, g.dd, g.dw, g.ww, g.crashes, g.timelosses, g.illegals, delta]);
         const stopSent = () => c.query('UPDATE openbench.result SET stop_sent_at = coalesce(stop_sent_at, now()) WHERE id = $1', [r.id]);
 
         // Games of a stopped test are not counted (OpenBench drops them).
@@ -181,7 +216,17 @@ function makeResults(db, { dataDir, limits, log }) {
         await c.query(`UPDATE openbench.result SET ${sets} WHERE id = $1`, [r.id, ...values]);
         const totals = { ...t };
         for (const f of FIELDS) totals[f] = Number(t[f]) + g[f];
-        const v = verdict(totals);
+        let tuneGames = null;
+        if (delta !== null) {
+          await c.query(
+            `UPDATE openbench.spsa_parameter p SET value = least(p.max_value, greatest(p.min_value, p.value + d.delta))
+               FROM unnest($2::double precision[]) WITH ORDINALITY AS d(delta, n)
+              WHERE p.test_id = $1 AND p.index = d.n - 1`, [t.id, delta]);
+          const { rows: [run] } = await c.query(
+            'SELECT 2 * iterations * pairs_per AS games FROM openbench.spsa_run WHERE test_id = $1', [t.id]);
+          tuneGames = Number(run.games);
+        }
+        const v = verdict(totals, tuneGames);
         totals.llr = v.llr;
         await c.query(`UPDATE openbench.test SET ${sets}, llr = $${FIELDS.length + 2} WHERE id = $1`,
           [t.id, ...values, v.llr]);

@@ -201,18 +201,27 @@ async function handle(req, res) {
       // OpenBench's api/buildinfo/: what the worker's clientGetBuildInfo gets
       send(res, 200, (await machines.clientGetBuildInfo()).reply);
     } else if (parts[0] === 'api' && ((parts[1] === 'config' && parts.length <= 3) || (parts[1] === 'pgns' && parts.length === 3)
-                                      || (parts[1] === 'workload' && parts.length === 4))) {
+                                      || (parts[1] === 'networks' && parts.length === 3)
+                                      || ((parts[1] === 'workload' || parts[1] === 'spsa') && parts.length === 4))) {
       allow(['GET', 'POST']);
       try {
         if (parts[1] === 'config') send(res, 200, await api.config(parts[2] === undefined ? undefined : decodeURIComponent(parts[2])));
         else if (parts[1] === 'workload') send(res, 200, await api.workload(parts[2], parts[3]));
-        else note = await api.pgns(res, parts[2]);
+        else if (parts[1] === 'networks') send(res, 200, await api.networks(decodeURIComponent(parts[2])));
+        else if (parts[1] === 'spsa') {
+          const out = await api.spsa(parts[2], parts[3]);
+          if (typeof out === 'string') {
+            const bytes = Buffer.from(out);
+            res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': bytes.length, 'Cache-Control': 'no-store' });
+            res.end(bytes);
+          } else send(res, 200, out);
+        } else note = await api.pgns(res, parts[2]);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         note = `error: ${err.message}`;
         send(res, 200, { error: err.message });   // OpenBench's way
       }
-    } else if (parts.length === 0 || ['index', 'greens', 'user', 'search', 'test', 'login', 'logout', 'register', 'users', 'machines', 'machine', 'events', 'errors'].includes(parts[0])) {
+    } else if (parts.length === 0 || ['index', 'greens', 'user', 'search', 'test', 'tune', 'profile', 'login', 'logout', 'register', 'users', 'machines', 'machine', 'events', 'errors'].includes(parts[0])) {
       allow(['GET', 'HEAD', 'POST']);
       note = await servePage(req, res, parts.map(decodeURIComponent));
     } else {

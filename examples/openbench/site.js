@@ -8,14 +8,23 @@
 //                               enables it (admin.js enable-user)
 //   GET/POST /login/            an account's name and password (as workers use)
 //   POST     /logout/
+//   GET/POST /profile/          one's own account: the e-mail address, or
+//                               the password (the current one first;
+//                               every other session of the account ends)
 //   GET/POST /test/new/         engine, dev and base branches (or tags or
 //                               shas), resolved by resolver.js to commits,
 //                               benches and source zips; without a
 //                               resolver, or to override it, the sha,
 //                               bench and source typed
+//   GET/POST /tune/new/         an SPSA tune of one branch: its parameters,
+//                               one a line (spsa.js), and OpenBench's
+//                               settings (iterations, pairs per
+//                               iteration, alpha, gamma, A ratio,
+//                               reporting and distribution)
 //   POST     /test/ID/stop/, restart/, delete/, restore/, modify/
 //                               (priority, throughput): its author or an
-//                               approver; approve/: an approver
+//                               approver; approve/: an approver (a tune's
+//                               at /tune/ID/...)
 //
 // A test made by an approver (or an operator) starts at once; a
 // developer's waits, its allot workload paused, until one approves it.
@@ -27,6 +36,7 @@ const { newHashRow } = require('./secrets');
 const { ResolveError, SHA } = require('./resolver');
 const { CsrfError } = require('./sessions');
 const spec = require('./test_spec');
+const spsa = require('./spsa');
 
 // Ends a request with a redirect (after a POST that did its work).
 class Redirect {
@@ -45,6 +55,8 @@ class FormError extends Error {
 
 const BRANCH = /^[A-Za-z0-9._\/-]{1,200}$/;
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+// as openbench.account's check
+const EMAIL = /^[^\s\u0000-\u001f\u007f@<>"]+@[^\s\u0000-\u001f\u007f@<>"]+$/;
 
 function makeSite(db, { machines, resolver }) {
   const csrf = (ctx) => html`<input type="hidden" name="csrf" value="${ctx.session.csrf}">`;
@@ -79,6 +91,54 @@ function makeSite(db, { machines, resolver }) {
     if (rowCount === 0) throw new FormError(409, `the name ${name} is taken`);
     return layout(ctx, 'Registered', html`<p id="message">Account ${name} is registered. An operator enables it
 (<code>admin.js enable-user ${name}</code>); then log in, and run workers with it.</p>`);
+  }
+
+  function profilePage(ctx, form = null, message = null) {
+    const me = ctx.session.account;
+    const role = me.operator ? 'operator' : me.approver ? 'approver' : 'developer';
+    return layout(ctx, `Account ${me.name}`, html`<p>You are ${me.name}, ${role === 'operator' ? 'an' : 'a'} ${role}.
+<a href="/user/${me.name}/">Your tests</a>.</p>
+<h2>E-mail address</h2>
+<form method="post" action="/profile/">${csrf(ctx)}<input type="hidden" name="change" value="email">
+<label for="email">E-mail address (shown to you only; blank: none)</label><input type="text" id="email" name="email" value="${form ? value(form, 'email') : me.email ?? ''}">
+<button type="submit" id="save-email">Save</button></form>
+<h2>Password</h2>
+<form method="post" action="/profile/">${csrf(ctx)}<input type="hidden" name="change" value="password">
+<label for="current">Current password</label><input type="password" id="current" name="current">
+<label for="password">New password (8 to 1024 characters)</label><input type="password" id="password" name="password">
+<label for="password2">The new password again</label><input type="password" id="password2" name="password2">
+<button type="submit" id="save-password">Change it</button></form>`, { message });
+  }
+
+  // A change to one's own account; the page again, saying what changed.
+  async function changeProfile(ctx, form, res) {
+    const me = ctx.session.account;
+    const change = spec.oneOf(form.text('change', { max: 16 }), ['EMAIL', 'PASSWORD'], 'Change');
+    if (change === 'EMAIL') {
+      const email = form.text('email', { max: 254, optional: true })?.trim() ?? '';
+      if (email !== '' && !EMAIL.test(email)) throw new FormError(400, `${JSON.stringify(email.slice(0, 60))} is not an e-mail address`);
+      await db.query('UPDATE openbench.account SET email = $2 WHERE id = $1', [me.id, email || null]);
+      await db.query('INSERT INTO openbench.action (account_id, summary) VALUES ($1, $2)', [me.id, 'changed the e-mail address']);
+      me.email = email || null;
+      return profilePage(ctx, null, { kind: 'ok', text: email ? `Your e-mail address is now ${email}.` : 'You have no e-mail address now.' });
+    }
+    const current = form.text('current', { max: 1024, optional: true }) ?? '';
+    const password = form.text('password', { max: 1024, optional: true }) ?? '';
+    if (password.length < 8) throw new FormError(400, 'a password has 8 to 1024 characters');
+    if (password !== (form.text('password2', { max: 1024, optional: true }) ?? '')) throw new FormError(400, 'the two new passwords differ');
+    try {
+      await machines.accountOf(me.name, current);
+    } catch (err) {
+      if (err instanceof Refused) throw new FormError(403, 'the current password is wrong');
+      throw err;
+    }
+    const h = await newHashRow(password);
+    await db.query('UPDATE openbench.account SET salt = $2, hash = $3, scrypt_n = $4, scrypt_r = $5, scrypt_p = $6 WHERE id = $1',
+      [me.id, h.salt, h.hash, h.scrypt_n, h.scrypt_r, h.scrypt_p]);
+    // every other browser logged in as this account is logged out
+    await ctx.sessions.logout(ctx.session, { everywhere: true, keep: ctx.session.token });
+    await db.query('INSERT INTO openbench.action (account_id, summary) VALUES ($1, $2)', [me.id, 'changed the password']);
+    return profilePage(ctx, null, { kind: 'ok', text: 'Your password is changed; your other sessions are logged out. Workers use the new one from their next start.' });
   }
 
   async function login(ctx, form, res) {
@@ -125,6 +185,32 @@ function makeSite(db, { machines, resolver }) {
 <button type="submit">Create</button></form>`, { message });
   }
 
+  // The tune form: one branch (dev and base play the same commit, each
+  // with the parameters moved its way), the parameters, and the settings.
+  async function newTunePage(ctx, form = null, message = null) {
+    const { engines, books } = await choices();
+    const v = (name, fallback) => (form ? value(form, name) : fallback);
+    const select = (name, options, fallback) => html`<select id="${name}" name="${name}">${options.map((o) =>
+      html`<option${v(name, fallback) === o ? html` selected` : ''}>${o}</option>`)}</select>`;
+    const field = (name, label, fallback) => html`<label for="${name}">${label}</label><input type="text" id="${name}" name="${name}" value="${v(name, fallback)}">`;
+    return layout(ctx, 'New tune', html`<form method="post" action="/tune/new/">${csrf(ctx)}
+<label for="engine">Engine</label>${select('engine', engines.map((e) => e.name), '')}
+<fieldset><legend>Dev (and base)</legend>
+${field('dev_branch', 'Branch, tag or commit', '')}${field('dev_repo', "Repository (blank: the engine's)", '')}
+${field('dev_sha', 'Commit sha (blank: resolved)', '')}${field('dev_bench', 'Bench (blank: from the commit message)', '')}
+${field('dev_source', 'Source zip URL (blank: resolved)', '')}</fieldset>
+<label for="book">Book</label>${select('book', books.map((b) => b.name), '')}
+${field('tc', 'Time control', '10+0.1')}${field('options', 'Options', 'Threads=1 Hash=16')}
+<label for="spsa_inputs">Parameters, one a line: name, int|float, start, min, max, c_end, r_end</label>
+<textarea id="spsa_inputs" name="spsa_inputs">${v('spsa_inputs', '')}</textarea>
+${field('iterations', 'Iterations', '10000')}${field('pairs_per', 'Game pairs per iteration', '8')}
+${field('alpha', 'Alpha', '0.602')}${field('gamma', 'Gamma', '0.101')}${field('a_ratio', 'A ratio', '0.1')}
+<label for="reporting_type">Reporting</label>${select('reporting_type', ['BATCHED', 'BULK'], 'BATCHED')}
+<label for="distribution_type">Distribution</label>${select('distribution_type', ['SINGLE', 'MULTIPLE'], 'SINGLE')}
+<label for="info">Notes</label><textarea id="info" name="info">${v('info', '')}</textarea>
+<button type="submit">Create</button></form>`, { message });
+  }
+
   // One side of a test from the form: {name, sha, bench, source, repo}.
   async function sideOf(form, which, engine) {
     const label = which === 'dev' ? 'Dev' : 'Base';
@@ -162,9 +248,44 @@ function makeSite(db, { machines, resolver }) {
     return s;
   }
 
-  async function createTest(ctx, form) {
+  // A tune's settings and parameters from the form, as
+  // openbench.create_test takes them; pairs per iteration is its workload
+  // size.
+  function tuneOf(form) {
+    const number = (name, label, min, max, opts) => spec.numberIn(form.text(name, { max: 32 }).trim(), label, min, max, opts);
+    const run = {
+      iterations: number('iterations', 'Iterations', 1, 1e8, { integer: true }),
+      pairsPer: number('pairs_per', 'Game pairs per iteration', 1, 1024, { integer: true }),
+      alpha: number('alpha', 'Alpha', 0.001, 10),
+      gamma: number('gamma', 'Gamma', 0.001, 10),
+      aRatio: number('a_ratio', 'A ratio', 0.001, 1000),
+      reportingType: spec.oneOf(form.text('reporting_type', { max: 16 }), ['BATCHED', 'BULK'], 'Reporting'),
+      distributionType: spec.oneOf(form.text('distribution_type', { max: 16 }), ['SINGLE', 'MULTIPLE'], 'Distribution'),
+    };
+    const params = spsa.parseInputs(form.text('spsa_inputs', { max: 65536, multiline: true }));
+    return { workloadSize: run.pairsPer, settings: spsa.createSettings(run, params) };
+  }
+
+  // The test's allot workload and row; its id.  allot's workload names are
+  // unique, OpenBench's tests need not be: a second test of the same
+  // branches is named "NAME (2)", a third "NAME (3)", and so on.
+  async function createNamed(t, settings, name, approved) {
+    for (let k = 1; ; k++) {
+      try {
+        const { rows: [row] } = await db.query('SELECT openbench.create_test($1::jsonb, $2::jsonb, $3, 0, 1000, $4) AS id',
+          [JSON.stringify(t), settings === null ? null : JSON.stringify(settings), k === 1 ? name : `${name} (${k})`, approved]);
+        return row.id;
+      } catch (err) {
+        if (err.code !== '23505' || err.constraint !== 'workload_name_key' || k >= 1000) throw err;
+      }
+    }
+  }
+
+  // A test (path 'test': SPRT or GAMES, dev against base) or a tune (path
+  // 'tune': SPSA, one branch against itself).
+  async function createTest(ctx, form, path = 'test') {
     const me = ctx.session.account;
-    if (!me) throw new FormError(403, 'Log in to create a test.');
+    if (!me) throw new FormError(403, `Log in to create a ${path}.`);
     if (!me.enabled) throw new FormError(403, `account ${me.name} waits for an operator to enable it`);
     const { engines, books } = await choices();
     const engineName = form.text('engine', { max: 64 });
@@ -174,16 +295,17 @@ function makeSite(db, { machines, resolver }) {
     if (!books.some((b) => b.name === book)) throw new FormError(400, `there is no book ${JSON.stringify(book.slice(0, 60))}`);
     const tc = spec.timeControl(form.text('tc', { max: 64 }).trim(), 'Time control');
     const options = spec.engineOptions(form.text('options', { max: 1024 }), 'Options');
-    const mode = spec.oneOf(form.text('mode', { max: 8 }), ['SPRT', 'GAMES'], 'Mode');
+    const mode = path === 'tune' ? 'SPSA' : spec.oneOf(form.text('mode', { max: 8 }), ['SPRT', 'GAMES'], 'Mode');
+    const tune = mode === 'SPSA' ? tuneOf(form) : null;
     const sprt = mode === 'SPRT' ? spec.sprt(form.text('bounds', { max: 64 }), '0.05', '0.05', { bounds: 'SPRT bounds', alpha: 'alpha', beta: 'beta' }) : null;
     const maxGames = mode === 'GAMES' ? spec.numberIn(form.text('games', { max: 16 }), 'Games', 2, 1e9, { integer: true }) : null;
     const info = form.text('info', { max: 4096, multiline: true, optional: true }) ?? '';
     const dev = await sideOf(form, 'dev', engine);
-    const base = await sideOf(form, 'base', engine);
+    const base = tune ? dev : await sideOf(form, 'base', engine);
     const t = {
       type: mode, dev_engine: engine.name, base_engine: engine.name, book_name: book,
       upload_pgns: 'COMPACT', scale_method: 'BOTH', scale_nps: Number(engine.scale_nps), syzygy_adj: 'OPTIONAL',
-      syzygy_wdl: 'OPTIONAL', win_adj: 'None', draw_adj: 'None', workload_size: 32, use_penta: true,
+      syzygy_wdl: 'OPTIONAL', win_adj: 'None', draw_adj: 'None', workload_size: tune ? tune.workloadSize : 32, use_penta: true,
       elo_lower: sprt?.lower ?? null, elo_upper: sprt?.upper ?? null, alpha: sprt?.alpha ?? null, beta: sprt?.beta ?? null,
       lower_llr: sprt?.lowerLlr ?? null, upper_llr: sprt?.upperLlr ?? null, max_games: maxGames,
       author_id: me.id, info,
@@ -195,12 +317,11 @@ function makeSite(db, { machines, resolver }) {
       });
     }
     const approved = me.approver === true;
-    const name = `${engine.name} ${dev.name} vs ${base.name}`;
-    const { rows: [row] } = await db.query('SELECT openbench.create_test($1::jsonb, NULL, $2, 0, 1000, $3) AS id',
-      [JSON.stringify(t), name, approved]);
+    const name = tune ? `${engine.name} ${dev.name} tune` : `${engine.name} ${dev.name} vs ${base.name}`;
+    const row = { id: await createNamed(t, tune?.settings ?? null, name, approved) };
     await db.query('INSERT INTO openbench.action (account_id, test_id, summary) VALUES ($1, $2, $3)',
-      [me.id, row.id, approved ? 'created the test' : 'created the test, to be approved']);
-    return new Redirect(`/test/${row.id}/`);
+      [me.id, row.id, `created the ${path}${approved ? '' : ', to be approved'}`]);
+    return new Redirect(`/${path}/${row.id}/`);
   }
 
   // What people may do to a test, and what each does to its row; allot's
@@ -233,22 +354,25 @@ function makeSite(db, { machines, resolver }) {
     modify: { who: 'owner', when: () => null, sql: null, summary: 'modified the test' },
   };
 
-  async function act(ctx, idText, action, form) {
+  // An action on a test (path 'test') or a tune (path 'tune'), each at
+  // its own path.
+  async function act(ctx, idText, action, form, path = 'test') {
     const me = ctx.session.account;
     const a = ACTIONS[action];
-    if (!me) throw new FormError(403, `Log in to ${action} a test.`);
+    if (!me) throw new FormError(403, `Log in to ${action} a ${path}.`);
     const { rows } = await db.query(
-      'SELECT author_id, finished_at, approved, deleted FROM openbench.test WHERE id = $1 AND type <> $2', [idText, 'SPSA']);
-    if (rows.length === 0 || (rows[0].deleted && action !== 'restore')) throw new FormError(404, `there is no test ${idText}`);
+      'SELECT author_id, finished_at, approved, deleted FROM openbench.test WHERE id = $1 AND (type = $2) = $3',
+      [idText, 'SPSA', path === 'tune']);
+    if (rows.length === 0 || (rows[0].deleted && action !== 'restore')) throw new FormError(404, `there is no ${path} ${idText}`);
     const t = rows[0];
     const mine = String(t.author_id) === String(me.id);
     if (a.who === 'approver' ? !me.approver : !(mine || me.approver)) {
-      throw new FormError(403, a.who === 'approver' ? `only an approver may ${action} test ${idText}`
-        : `test ${idText} is not yours: its author or an approver may ${action} it`);
+      throw new FormError(403, a.who === 'approver' ? `only an approver may ${action} ${path} ${idText}`
+        : `${path} ${idText} is not yours: its author or an approver may ${action} it`);
     }
     const why = a.when(t);
     const done = { stop: 'stopped', restart: 'restarted' }[action] ?? `${action}d`;
-    if (why) throw new FormError(409, `test ${idText} cannot be ${done}: ${why}`);
+    if (why) throw new FormError(409, `${path} ${idText} cannot be ${done}: ${why}`);
     let priority = null;
     let throughput = null;
     if (action === 'modify') {
@@ -261,7 +385,7 @@ function makeSite(db, { machines, resolver }) {
     await db.query('SELECT openbench.sync_workload($1, $2, $3)', [idText, priority, throughput]);
     await db.query('INSERT INTO openbench.action (account_id, test_id, summary) VALUES ($1, $2, $3)',
       [me.id, idText, action === 'modify' ? `set priority ${priority}, throughput ${throughput}` : a.summary]);
-    return new Redirect(action === 'delete' ? '/index/' : `/test/${idText}/`);
+    return new Redirect(action === 'delete' ? '/index/' : `/${path}/${idText}/`);
   }
 
   // The answer to a site request, or null when the path is not one of
@@ -286,32 +410,42 @@ function makeSite(db, { machines, resolver }) {
         ctx.sessions.check(ctx.session, form);
         return { page: await register(ctx, form) };
       }
+      if (path === 'profile') {
+        if (!ctx.session.account) return { redirect: new Redirect('/login/') };
+        retry = (f, m) => profilePage(ctx, f, m);
+        if (method === 'GET') return { page: profilePage(ctx) };
+        form = await readForm();
+        ctx.sessions.check(ctx.session, form);
+        return { page: await changeProfile(ctx, form, res) };
+      }
       if (path === 'logout' && method === 'POST') {
         form = await readForm();
         ctx.sessions.check(ctx.session, form);
         res.cookies.push(await ctx.sessions.logout(ctx.session));
         return { redirect: new Redirect('/index/') };
       }
-      if (path === 'test/new') {
-        retry = (f, m) => newTestPage(ctx, f, m);
+      if (path === 'test/new' || path === 'tune/new') {
+        const pageOf = parts[0] === 'tune' ? newTunePage : newTestPage;
+        retry = (f, m) => pageOf(ctx, f, m);
         if (!ctx.session.account) return { redirect: new Redirect('/login/') };
-        if (method === 'GET') return { page: await newTestPage(ctx) };
+        if (method === 'GET') return { page: await pageOf(ctx) };
         form = await readForm();
         ctx.sessions.check(ctx.session, form);
-        return { redirect: await createTest(ctx, form) };
+        return { redirect: await createTest(ctx, form, parts[0]) };
       }
-      if (parts.length === 3 && parts[0] === 'test' && Object.hasOwn(ACTIONS, parts[2]) && method === 'POST') {
-        if (!/^[1-9][0-9]{0,17}$/.test(parts[1])) throw new FormError(404, `there is no test ${JSON.stringify(parts[1].slice(0, 40))}`);
+      if (parts.length === 3 && (parts[0] === 'test' || parts[0] === 'tune') && Object.hasOwn(ACTIONS, parts[2]) && method === 'POST') {
+        if (!/^[1-9][0-9]{0,17}$/.test(parts[1])) throw new FormError(404, `there is no ${parts[0]} ${JSON.stringify(parts[1].slice(0, 40))}`);
         form = await readForm();
         ctx.sessions.check(ctx.session, form);
-        return { redirect: await act(ctx, parts[1], parts[2], form) };
+        return { redirect: await act(ctx, parts[1], parts[2], form, parts[0]) };
       }
       return null;
     } catch (err) {
       let status;
       let message;
       if (err instanceof FormError) ({ status, message } = err);
-      else if (err instanceof spec.SpecError || err instanceof ResolveError || err instanceof BadRequest) {
+      else if (err instanceof spec.SpecError || err instanceof ResolveError || err instanceof BadRequest
+               || err instanceof spsa.SpsaInputError) {
         status = 400;
         message = err.message;
       } else if (err instanceof CsrfError) {

@@ -186,6 +186,19 @@ function digestRows(run, params, games) {
 }
 const digestText = (run, params, games) => digestRows(run, params, games).map((r) => r.join(',')).join('\n');
 
+// A tune's settings and parameters as openbench.create_test takes them
+// (its spsa argument), from a run's settings and parseInputs' parameters.
+function createSettings(run, params) {
+  return {
+    reporting_type: run.reportingType, distribution_type: run.distributionType, alpha: run.alpha, gamma: run.gamma,
+    a_ratio: run.aRatio, iterations: run.iterations,
+    parameters: scale(run, params).map((p) => ({
+      name: p.name, is_float: p.isFloat, start: p.start, min_value: p.min, max_value: p.max,
+      c_end: p.cEnd, r_end: p.rEnd, c_value: p.cValue, a_value: p.aValue,
+    })),
+  };
+}
+
 // A parameter row from the database, in the shape above.
 const fromRow = (r) => ({
   index: r.index, name: r.name, isFloat: r.is_float, value: r.value, start: r.start, min: r.min_value,
@@ -197,6 +210,6 @@ const runFromRow = (r) => ({
 });
 
 module.exports = {
-  SpsaInputError, parseInputs, scale, schedule, perturbation, checkDelta, applyDelta,
+  SpsaInputError, parseInputs, scale, createSettings, schedule, perturbation, checkDelta, applyDelta,
   inputsText, outputsText, digestRows, digestText, fromRow, runFromRow,
 };

@@ -13,8 +13,15 @@
 //   4. the reply: OpenBench's workload, with allot's concurrency settings
 //      as its distribution.
 // Nothing fits: {}; allot released the machine's assignment.
+//
+// An SPSA tune is a test like any other to allot (its workload's mode,
+// spsa_single or spsa_multiple, doubles the threads a game needs); the
+// front end adds the workload's perturbation (spsa.js), drawn from the
+// tune's values now, kept with the result row: the worker's report is
+// checked against it (results.js).
 
 const { positiveId } = require('./forms');
+const spsa = require('./spsa');
 
 const MAX_BLACKLIST = 1000;
 
@@ -37,7 +44,7 @@ function side(t, which, engine) {
   };
 }
 
-function describe(t, engines, book, result, a, startIndex) {
+function describe(t, engines, book, result, a, startIndex, tune) {
   return {
     result: { id: Number(result) },
     test: {
@@ -64,8 +71,8 @@ function describe(t, engines, book, result, a, startIndex) {
       'concurrency-per': a.concurrency_per,
       'rounds-per-runner': a.games_per_cutechess,
     },
-    spsa: {},
-    reporting_type: '',
+    spsa: tune ? tune.perturbation : {},
+    reporting_type: tune ? tune.run.reportingType : '',
   };
 }
 
@@ -76,6 +83,15 @@ function explanationLine(explanation, chosen) {
     `${w.id}:${w.candidate ? `p=${Number(w.probability).toPrecision(3)}` : 'no'}${w.reason ? ` (${w.reason})` : ''}`);
   const mine = explanation.workloads.find((w) => String(w.id) === String(chosen));
   return `p=${mine ? Number(mine.probability).toPrecision(3) : '?'}; explain_assignment: ${parts.join(', ') || 'no tests'}`;
+}
+
+// A tune's perturbation for a workload of `runners` match runners, from
+// its parameters' values now and the games it has played.
+async function perturb(c, t, runners) {
+  const { rows: [runRow] } = await c.query('SELECT * FROM openbench.spsa_run WHERE test_id = $1', [t.id]);
+  const { rows } = await c.query('SELECT * FROM openbench.spsa_parameter WHERE test_id = $1 ORDER BY index', [t.id]);
+  const run = spsa.runFromRow(runRow);
+  return { run, perturbation: spsa.perturbation(run, rows.map(spsa.fromRow), Number(t.games), runners) };
 }
 
 function makeWorkloads(db, { log }) {
@@ -105,17 +121,18 @@ function makeWorkloads(db, { log }) {
       const { rows: engineRows } = await c.query(
         'SELECT * FROM openbench.engine WHERE name = ANY ($1::text[])', [[t.dev_engine, t.base_engine]]);
       const { rows: [book] } = await c.query('SELECT * FROM openbench.book WHERE name = $1', [t.book_name]);
+      const tune = t.type === 'SPSA' ? await perturb(c, t, a.cutechess_count) : null;
       const { rows: [result] } = await c.query(
         `INSERT INTO openbench.result (test_id, host_id, repeated, focus_assigned, runner_count, concurrency_per,
-                                       rounds_per_runner, book_index, explanation)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb) RETURNING id`,
+                                       rounds_per_runner, book_index, explanation, spsa)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb) RETURNING id`,
         [t.id, host, a.repeated, a.focus_assigned, a.cutechess_count, a.concurrency_per, a.games_per_cutechess,
-         t.start_index, JSON.stringify(explanation)]);
+         t.start_index, JSON.stringify(explanation), tune ? JSON.stringify(tune.perturbation) : null]);
       log(`machine ${host} gets test ${t.id} (result ${result.id}${a.repeated ? ', repeated' : ''}), ` +
           explanationLine(explanation, t.id));
       const engines = new Map(engineRows.map((e) => [e.name, e]));
       return {
-        reply: { workload: describe(t, engines, book, result.id, a, Number(t.start_index)) },
+        reply: { workload: describe(t, engines, book, result.id, a, Number(t.start_index), tune) },
         note: `machine ${host}: test ${t.id}, result ${result.id}`,
       };
     }, { lock: 'assign' });

@@ -25,7 +25,7 @@ use warnings FATAL => 'all';
 use FindBin;
 use lib $FindBin::RealBin;
 use FrontEnds qw(install_front_ends);
-use HTTP::Tiny;
+use OpenBenchWorker qw(worker_call worker_info);
 use IPC::Run ();
 use JSON::PP;
 use POSIX ();
@@ -207,6 +207,35 @@ refused('create-test where allot.workload\'s next id is taken',
 sql(q{DELETE FROM allot.workload WHERE name = 'in the way'});
 is(sql('SELECT count(*) FROM openbench.test'), '0', 'no test was made');
 
+# A tune: its parameters from a file, one commit against itself.
+my @tune_side = ('--dev-source', 'http://127.0.0.1/dev.zip', '--dev-sha', $sha, '--dev-bench', 1000, '--tc', 'N=2000',
+	qw(--engine Weiss --book eight.epd --workload-size 4));
+PostgreSQL::Test::Utils::append_to_file("$work/tune.txt", "Aggression, int, 50, 0, 100, 5, 0.002\n");
+PostgreSQL::Test::Utils::append_to_file("$work/bad-tune.txt", "Aggression, int, 50, 0, 100, 5, 0.002\nScale, float, 3, 0, 2, 0.1, 0.002\n");
+refused('create-test --spsa with --games', [ 2, qr/^a tune \(--spsa\) has no --sprt or --games$/m ],
+	ob_admin('', 'create-test', @tune_side, '--spsa', "$work/tune.txt", qw(--iterations 3 --games 8)));
+refused('create-test --spsa with a base', [ 2, qr/^a tune plays one commit against itself: no --base-sha$/m ],
+	ob_admin('', 'create-test', @tune_side, '--spsa', "$work/tune.txt", '--iterations', 3, '--base-sha', $sha));
+refused('create-test --spsa of a parameter out of its bounds',
+	[ 2, qr/^--spsa ".*bad-tune\.txt": line 2: the start of Scale \(3\) must be within \[0, 2\]$/m ],
+	ob_admin('', 'create-test', @tune_side, '--spsa', "$work/bad-tune.txt", qw(--iterations 3)));
+refused('create-test --spsa of no file', [ 2, qr/^--spsa "nowhere\.txt": there is no such file$/m ],
+	ob_admin('', 'create-test', @tune_side, qw(--spsa nowhere.txt --iterations 3)));
+refused('create-test --iterations without --spsa', [ 2, qr/^--iterations is for a tune \(--spsa FILE\)$/m ],
+	ob_admin('', 'create-test', @sides, qw(--engine Weiss --book eight.epd --games 8 --iterations 3)));
+is(sql('SELECT count(*) FROM openbench.test'), '0', 'no tune was made');
+my ($tune_rc, $tune_out) = ob_admin('', 'create-test', @tune_side, '--spsa', "$work/tune.txt", qw(--iterations 3 --distribution MULTIPLE --name tune));
+my ($tune) = $tune_out =~ /^test ([0-9]+)$/m;
+ok($tune_rc == 0 && $tune, "create-test --spsa: tune $tune");
+is(sql("SELECT t.type || ' ' || (t.base_sha = t.dev_sha) || ' ' || w.mode || ' ' || r.iterations || ' ' || r.pairs_per || ' ' || p.name || ' ' || p.value
+          FROM openbench.test t JOIN allot.workload w USING (id) JOIN openbench.spsa_run r ON r.test_id = t.id
+          JOIN openbench.spsa_parameter p ON p.test_id = t.id WHERE t.id = $tune"), 'SPSA true spsa_multiple 3 4 Aggression 50',
+	'a tune of one commit, spsa_multiple in allot, 3 iterations of 4 pairs, its parameter at its start');
+like((ob_admin('', 'tests'))[1], qr/^$tune\ttune\tSPSA\t.*\t0 games played, 24 for its iterations$/m, 'admin.js tests: the games of its iterations');
+(undef, $tune_out) = ob_admin('', 'stop-test', $tune);
+sql("DELETE FROM openbench.spsa_parameter; DELETE FROM openbench.spsa_run; DELETE FROM openbench.action;
+     DELETE FROM openbench.test; DELETE FROM allot.workload WHERE id = $tune");
+
 refused('stop-test of a test that does not exist', [ 1, qr/^no test 424242 \(node admin\.js tests lists them\)$/m ],
 	ob_admin('', qw(stop-test 424242)));
 
@@ -230,21 +259,12 @@ my $deadline = time + 120;
 sleep 0.1 while time < $deadline && (!-e $server_log || slurp_file($server_log) !~ /serving/);
 like(slurp_file($server_log), qr/serving OpenBench workers at \Q$url\E\//, 'the OpenBench front end serves');
 
-my $ua = HTTP::Tiny->new(timeout => 30);
-sub call
-{
-	my ($call, @fields) = @_;
-	my $r = $ua->post_form("$url/$call/", \@fields);
-	return eval { decode_json($r->{content}) } // { status => $r->{status}, content => $r->{content} };
-}
-my %info = (client_ver => 49, concurrency => 2, sockets => 1, physical_cores => 2, os_name => 'Linux',
-	cpu_flags => [], compilers => { Weiss => [ 'gcc', '12.2.0' ] }, tokens => {}, syzygy_max => 0,
-	noisy => JSON::PP::false, focus => [], machine_name => 'box');
+sub call { return worker_call($url, @_); }
 my %machine;
 for my $name (qw(one two))
 {
 	my $r = call('clientWorkerInfo', username => 'alice', password => $PASSWORD,
-		system_info => encode_json({ %info, machine_name => $name }));
+		system_info => worker_info(machine_name => $name));
 	my @id = (machine_id => $r->{machine_id}, secret => $r->{secret});
 	$r = call('clientGetWorkload', @id);
 	is($r->{workload}{test}{id}, $test, "machine $name is given test $test");

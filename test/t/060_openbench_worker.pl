@@ -720,7 +720,7 @@ my @lies = (
 	  [ username => 'alice', password => $PASSWORD, system_info => encode_json({ %info, concurrency => -4 }) ],
 	  qr/system_info\.concurrency must be a whole number between 1 and 4096/ ],
 	[ 'an SPSA delta for a test that is not SPSA', 'clientSubmitResults',
-	  [ @good, trinomial => '0 0 2', pentanomial => '0 0 0 0 1', spsa_delta => '[1e9]' ], qr/SPSA is not supported/ ],
+	  [ @good, trinomial => '0 0 2', pentanomial => '0 0 0 0 1', spsa_delta => '[1e9]' ], qr/is not an SPSA tune: its reports carry no spsa_delta/ ],
 );
 for my $lie (@lies)
 {

@@ -22,6 +22,8 @@ use JSON::PP;
 use FindBin;
 use lib $FindBin::RealBin;
 use FrontEnds qw(install_front_ends);
+use OpenBenchWorker qw(worker_call worker_info);
+use DevToolsPage qw(evaluate_in_pages);
 use HTTP::Tiny;
 use IO::Socket::INET;
 use IPC::Run;
@@ -285,6 +287,22 @@ sub browse
 }
 sub token { my ($page) = @_; my ($t) = $page =~ /name="csrf" value="([^"]+)"/; return $t // ''; }
 sub tests { return sql('SELECT count(*) FROM openbench.test'); }
+# refusals(PATH, LABEL, FORM, [WHAT, CHANGES, STATUS, RE]...): each
+# change of FORM (a field undef: left out) posted to PATH is refused with
+# STATUS and a sentence matching RE.
+sub refusals
+{
+	my ($path, $label, $form, @cases) = @_;
+	for my $case (@cases)
+	{
+		my ($what, $change, $status, $re) = @$case;
+		my %fields = (%$form, %$change);
+		delete $fields{$_} for grep { !defined $fields{$_} } keys %fields;
+		my $res = browse('POST', $path, \%fields);
+		is($res->{status}, $status, "$label with $what: $status");
+		like($res->{content}, $re, "$label with $what says why");
+	}
+}
 
 $r = browse('GET', '/login/');
 is($r->{status}, 200, 'the login page');
@@ -308,7 +326,7 @@ $csrf = token($r->{content});
 my %new = (csrf => $csrf, engine => 'Weiss', dev_branch => 'faster', base_branch => 'master', book => 'eight.epd',
 	tc => '8+0.08', options => 'Threads=1 Hash=16', mode => 'SPRT', bounds => '[0, 5]', games => '', info => 'from the site');
 my $before = tests();
-for my $case (
+refusals('/test/new/', 'a new test', \%new,
 	[ 'no CSRF token', { csrf => undef }, 403, qr/no valid security token/ ],
 	[ 'an unknown branch', { dev_branch => 'no-such-branch' }, 400, qr/No-such-branch was not found in git:/ ],
 	[ 'a bad sha', { dev_sha => 'xyz' }, 400, qr/Dev sha &quot;xyz&quot; is not 40 hexadecimal digits/ ],
@@ -317,15 +335,7 @@ for my $case (
 	[ 'bounds the wrong way round', { bounds => '[5, 0]' }, 400, qr/the first bound must be below the second/ ],
 	[ 'a commit naming no bench', { dev_branch => 'nobench' }, 400, qr/names no bench \(&quot;Bench: N&quot;\): type it/ ],
 	[ 'a bad time control', { tc => '10 minutes' }, 400, qr/Time control must be N=nodes/ ],
-	[ 'an unknown engine', { engine => 'Nope' }, 400, qr/There is no engine &quot;Nope&quot;/ ])
-{
-	my ($what, $change, $status, $re) = @$case;
-	my %form = (%new, %$change);
-	delete $form{$_} for grep { !defined $form{$_} } keys %form;
-	$r = browse('POST', '/test/new/', \%form);
-	is($r->{status}, $status, "a new test with $what: $status");
-	like($r->{content}, $re, "a new test with $what says why");
-}
+	[ 'an unknown engine', { engine => 'Nope' }, 400, qr/There is no engine &quot;Nope&quot;/ ]);
 is(tests(), $before, 'none of them made a test');
 
 $r = browse('POST', '/test/new/', \%new);
@@ -424,20 +434,12 @@ is(workload($bobs), 't|t|f|active|-3|500', 'it runs again');
 %jar = ();
 $csrf = token(browse('GET', '/register/')->{content});
 my $users_before = sql('SELECT count(*) FROM openbench.account');
-for my $case (
+refusals('/register/', 'registering', { csrf => $csrf },
 	[ 'passwords that differ', { username => 'dave', password => 'a long password', password2 => 'another one' }, 400, qr/The two passwords differ/ ],
 	[ 'a short password', { username => 'dave', password => 'short', password2 => 'short' }, 400, qr/A password has 8 to 1024 characters/ ],
 	[ 'markup for a name', { username => '<b>x</b>', password => 'a long password', password2 => 'a long password' }, 400, qr/not &quot;&lt;b&gt;x&lt;\/b&gt;&quot;/ ],
 	[ 'a name taken', { username => 'alice', password => 'a long password', password2 => 'a long password' }, 409, qr/The name alice is taken/ ],
-	[ 'no CSRF token', { username => 'dave', password => 'a long password', password2 => 'a long password', csrf => undef }, 403, qr/no valid security token/ ])
-{
-	my ($what, $fields, $status, $re) = @$case;
-	my %form = (csrf => $csrf, %$fields);
-	delete $form{$_} for grep { !defined $form{$_} } keys %form;
-	$r = browse('POST', '/register/', \%form);
-	is($r->{status}, $status, "registering with $what: $status");
-	like($r->{content}, $re, "registering with $what says why");
-}
+	[ 'no CSRF token', { username => 'dave', password => 'a long password', password2 => 'a long password', csrf => undef }, 403, qr/no valid security token/ ]);
 is(sql('SELECT count(*) FROM openbench.account'), $users_before, 'none of them made an account');
 $r = browse('POST', '/register/', { csrf => $csrf, username => 'dave', password => 'a long password', password2 => 'a long password' });
 is($r->{status}, 200, 'dave registers');
@@ -514,7 +516,7 @@ my $summary = decode_json($http->get("$base/api/workload/$id/summary/")->{conten
 is_deeply($summary->{summary}{user}, [ { key => 'alice', penta => '(2, 10, 30, 12, 6)', elo => "29.02 \x{b1} 42.42", pairs => 60, percent => '100.00' } ],
 	'api/workload/ID/summary/: by user, with the Elo +- half the interval');
 is($summary->{summary}{cpu_name}[0]{key}, 'Unknown', 'by CPU: a machine that named none is Unknown');
-is_deeply(decode_json($http->get("$base/api/workload/$id/bogus/")->{content}), { error => 'Valid /query/ endpoints are: [ results, summary ]' },
+is_deeply(decode_json($http->get("$base/api/workload/$id/bogus/")->{content}), { error => 'Valid /query/ endpoints are: [ results, info, summary ]' },
 	'api/workload/ID/bogus/: the valid queries');
 is_deeply(decode_json($http->get("$base/api/workload/abc/results/")->{content}), { error => 'Requested Workload Id does not exist' },
 	'api/workload/abc/results/: OpenBench\'s error');
@@ -551,12 +553,274 @@ for my $case ([ 'state=king', qr/State must be one of any, pending, active, fini
 $r = $http->get("$base/search/?words=%3Cscript%3E");
 unlike($r->{content}, qr/<script>/, 'search: words given as markup are shown as text');
 
+# ---------------------------------------------------------------------------
+# An SPSA tune: made on the site, served to a machine as OpenBench's worker
+# asks for it (HTTP requests with the worker's fields), its reports
+# checked against the perturbation the workload was given, its parameters
+# moved, its api/spsa/ calls; and the attacks on each.
+%jar = %alice_jar;
+$r = browse('GET', '/tune/new/');
+is($r->{status}, 200, 'the new tune form');
+my $inputs = "Aggression, int, 50, 0, 100, 5, 0.002\nScale, float, 1.5, 1.0, 2.0, 0.1, 0.002\n";
+my %tune = (csrf => token($r->{content}), engine => 'Weiss', dev_branch => '', dev_sha => 'c' x 40, dev_bench => '3000',
+	dev_source => 'http://127.0.0.1/tune.zip', book => 'eight.epd', tc => 'N=2000', options => 'Threads=1 Hash=16',
+	spsa_inputs => $inputs, iterations => 2, pairs_per => 4, alpha => 0.602, gamma => 0.101, a_ratio => 0.1,
+	reporting_type => 'BATCHED', distribution_type => 'SINGLE', info => '');
+$before = tests();
+refusals('/tune/new/', 'a new tune', \%tune,
+	[ 'no CSRF token', { csrf => undef }, 403, qr/no valid security token/ ],
+	[ 'a start out of range', { spsa_inputs => "Aggression, int, 500, 0, 100, 5, 0.002" }, 400,
+	  qr/Line 1: the start of Aggression \(500\) must be within \[0, 100\]/ ],
+	[ 'min above max', { spsa_inputs => "Scale, float, 1, 2, 0, 0.1, 0.002" }, 400, qr/the min of Scale \(2\) must be below its max \(0\)/ ],
+	[ 'an int with a fraction', { spsa_inputs => "Aggression, int, 50.5, 0, 100, 5, 0.002" }, 400, qr/Aggression is an int: its start, min and max must be whole numbers/ ],
+	[ 'c_end of 0', { spsa_inputs => "Aggression, int, 50, 0, 100, 0, 0.002" }, 400, qr/c_end of Aggression must be above 0, not 0/ ],
+	[ 'a huge number', { spsa_inputs => "Scale, float, 1, 0, 1e300, 0.1, 0.002" }, 400, qr/max must be a finite number within \+-1e12/ ],
+	[ 'markup for a name', { spsa_inputs => "<script>, int, 1, 0, 2, 1, 0.002" }, 400, qr/&quot;&lt;script&gt;&quot; is not a UCI option name/ ],
+	[ 'JSON for the parameters', { spsa_inputs => '{"Aggression": [50, 0, 100]}' }, 400, qr/Line 1: a parameter is .* \(7 fields\), not 3/ ],
+	[ 'a name twice', { spsa_inputs => "$inputs\nScale, float, 1, 0, 2, 0.1, 0.002" }, 400, qr/Scale is named twice/ ],
+	[ 'no parameters', { spsa_inputs => "\n" }, 400, qr/No parameters/ ],
+	[ 'zero iterations', { iterations => 0 }, 400, qr/Iterations must be a whole number from 1 to 100000000, not &quot;0&quot;/ ],
+	[ 'an unknown distribution', { distribution_type => 'EVERYWHERE' }, 400, qr/Distribution: SINGLE, MULTIPLE, not &quot;EVERYWHERE&quot;/ ]);
+is(tests(), $before, 'none of them made a tune');
+$r = browse('POST', '/tune/new/', \%tune);
+is($r->{status}, 303, 'alice makes a tune');
+my ($tune) = ($r->{headers}{location} // '') =~ m{^/tune/([0-9]+)/$};
+ok($tune, 'it goes to the tune\'s page');
+is(sql("SELECT t.type || ' ' || (t.dev_sha = t.base_sha) || ' ' || w.mode || ' ' || w.state || ' ' || r.iterations || ' ' || r.pairs_per
+          FROM openbench.test t JOIN allot.workload w USING (id) JOIN openbench.spsa_run r ON r.test_id = t.id WHERE t.id = $tune"),
+	'SPSA true spsa_single active 2 4', 'an SPSA tune of one commit against itself; allot\'s workload is spsa_single');
+$r = browse('GET', "/tune/$tune/");
+like($r->{content}, qr{<table id="parameters">.*<td>Aggression</td><td class="num">50\.0000</td>.*<td>Scale</td><td class="num">1\.5000</td>}s,
+	'its page lists the parameters and their values');
+is(browse('GET', "/test/$tune/")->{status}, 404, 'a tune is not at a test\'s path');
+is(browse('GET', "/tune/$id/")->{status}, 404, 'nor a test at a tune\'s path');
+
+# Two machines of alice's, as the worker registers them.
+sub call { return worker_call($base, @_); }
+my (%login, %work);
+for my $name (qw(one two))
+{
+	my $w = call('clientWorkerInfo', username => 'alice', password => $alice_password,
+		system_info => worker_info(machine_name => $name));
+	ok($w->{machine_id}, "machine $name registers") or diag(explain($w));
+	$login{$name} = [ machine_id => $w->{machine_id}, secret => $w->{secret} ];
+}
+# one is given the tune (the other tests blacklisted, and the one deleted
+# above by hand, whose allot workload was left active), two alice's SPRT test
+$work{one} = call('clientGetWorkload', @{ $login{one} }, blacklist => $made, blacklist => $bobs, blacklist => $gone)->{workload};
+is($work{one}{test}{id}, $tune, 'machine one is given the tune');
+$work{two} = call('clientGetWorkload', @{ $login{two} }, blacklist => $tune, blacklist => $bobs, blacklist => $gone)->{workload};
+is($work{two}{test}{id}, $made, "machine two is given test $made");
+my $w = $work{one};
+is($w->{test}{type}, 'SPSA', 'the workload is an SPSA one');
+is($w->{reporting_type}, 'BATCHED', 'reported in batches');
+my $runners = $w->{distribution}{'runner-count'};
+my %p = %{ $w->{spsa} };
+is_deeply([ sort keys %p ], [qw(Aggression Scale)], 'its perturbation names each parameter');
+is_deeply([ map { $p{$_}{index} } qw(Aggression Scale) ], [ 0, 1 ], 'with its index, which orders the worker\'s delta');
+for my $n (qw(Aggression Scale))
+{
+	my $x = $p{$n};
+	ok(@{ $x->{dev} } == $runners && @{ $x->{base} } == $runners && @{ $x->{flip} } == $runners,
+		"$n: a dev value, a base value and a flip per match runner");
+	ok((grep { $_ == $x->{flip}[0] } @{ $x->{flip} }) == $runners, "$n: SINGLE, the same flip for every runner");
+}
+my $s = $p{Scale};
+ok(abs($s->{dev}[0] - $s->{base}[0] - 2 * $s->{c} * $s->{flip}[0]) < 1e-12, 'Scale, a float: dev and base 2c apart, in the flip\'s direction');
+my $agg = $p{Aggression};
+ok($agg->{dev}[0] == int($agg->{dev}[0]) && $agg->{dev}[0] >= 0 && $agg->{dev}[0] <= 100, 'Aggression, an int: whole values within its bounds');
+is_deeply(decode_json(sql("SELECT spsa FROM openbench.result WHERE id = $w->{result}{id}")), $w->{spsa},
+	'the perturbation is kept with the result, to check its report against');
+
+# A report of 8 games, L D W 1 2 5: each delta r c flip (W - L), as the worker computes it.
+my @one = (@{ $login{one} }, test_id => $tune, result_id => $w->{result}{id}, trinomial => '1 2 5', pentanomial => '0 0 1 2 1',
+	crashes => 0, timelosses => 0, illegals => 0);
+my @delta = map { $p{$_}{r} * $p{$_}{c} * $p{$_}{flip}[0] * 4 } qw(Aggression Scale);
+my $params_now = sub { sql("SELECT string_agg(name || '=' || value, ' ' ORDER BY index) FROM openbench.spsa_parameter WHERE test_id = $tune") };
+is($params_now->(), 'Aggression=50 Scale=1.5', 'the tune starts at its start values');
+for my $case (
+	[ 'the flip reversed', encode_json([ -$delta[0], $delta[1] ]), qr/spsa_delta\[0\] is .*, but this workload's games give/ ],
+	[ 'a huge move', encode_json([ $delta[0], 1e9 ]), qr/spsa_delta\[1\] is 1000000000, but this workload's games give/ ],
+	[ 'one number short', encode_json([ $delta[0] ]), qr/spsa_delta must hold 2 numbers, one per parameter/ ],
+	[ 'an infinity', '[1e400, 0]', qr/spsa_delta\[0\] is not a finite number/ ],
+	[ 'an object', '{"Aggression": 100}', qr/spsa_delta must hold 2 numbers/ ],
+	[ 'strings', '["1", "2"]', qr/spsa_delta\[0\] is not a finite number/ ],
+	[ 'not JSON', '[1, 2', qr/^Bad Request: spsa_delta must be a JSON list of numbers, one per parameter, not "\[1, 2"$/ ],
+	[ 'no delta', '', qr/^Bad Request: spsa_delta must be a JSON list of numbers/ ],
+	[ 'a delta too long', '[' . join(',', (0) x 5000) . ']', qr/^Bad Request: spsa_delta/ ])
+{
+	my ($what, $text, $re) = @$case;
+	my $answer = call('clientSubmitResults', @one, spsa_delta => $text);
+	like($answer->{error} // '', $re, "a report with $what is refused, saying why");
+}
+is($params_now->() . ' ' . sql("SELECT games FROM openbench.test WHERE id = $tune"), 'Aggression=50 Scale=1.5 0',
+	'none of them moved a parameter or counted a game');
+# Reports for a workload the machine was not given.
+like(call('clientSubmitResults', @{ $login{two} }, @one[4 .. $#one], spsa_delta => encode_json(\@delta))->{error} // '',
+	qr/result $w->{result}{id} of test $tune is not machine $login{two}[1]'s workload/,
+	'machine two reporting SPSA results for machine one\'s workload is refused');
+like(call('clientSubmitResults', @{ $login{two} }, test_id => $made, result_id => $work{two}{result}{id}, trinomial => '1 2 5',
+	pentanomial => '0 0 1 2 1', crashes => 0, timelosses => 0, illegals => 0, spsa_delta => '[0.5]')->{error} // '',
+	qr/^Bad Request: test $made is not an SPSA tune: its reports carry no spsa_delta$/, 'an SPSA delta for an SPRT test is refused');
+is(sql("SELECT games FROM openbench.test WHERE id = $made"), '0', 'and counts nothing');
+
+is_deeply(call('clientSubmitResults', @one, spsa_delta => encode_json(\@delta)), {}, 'the true report is taken');
+my %moved = map { split /=/ } split / /, $params_now->();
+ok(abs($moved{Aggression} - (50 + $delta[0])) < 1e-9 && abs($moved{Scale} - (1.5 + $delta[1])) < 1e-9,
+	'each parameter moved by its delta') or diag("$moved{Aggression} $moved{Scale} @delta");
+# The next 8 games reach the tune's 2 x 4 x 2 = 16: it stops.
+is_deeply(call('clientSubmitResults', @one, spsa_delta => encode_json(\@delta)), { stop => JSON::PP::true },
+	'the report that completes its iterations stops the tune');
+is(sql("SELECT t.games || ' ' || t.finished_by || ' ' || coalesce(t.passed::text, 'neither') || ' ' || w.state
+          FROM openbench.test t JOIN allot.workload w USING (id) WHERE t.id = $tune"), '16 spsa neither finished',
+	'finished by its iterations, neither passed nor failed, in allot too');
+is(sql("SELECT count(*) FROM openbench.submission s JOIN openbench.result r ON r.id = s.result_id
+         WHERE r.test_id = $tune AND s.counted AND cardinality(s.spsa_delta) = 2"), '2', 'both reports kept with their deltas');
+
+# OpenBench's api/spsa/ calls.
+$r = $http->get("$base/api/spsa/$tune/inputs/");
+is($r->{content}, "Aggression, int, 50, 0, 100, 5, 0.002\nScale, float, 1.5, 1, 2, 0.1, 0.002", 'api/spsa/ID/inputs/: the parameters as given');
+like($r->{headers}{'content-type'}, qr{^text/plain}, 'as text');
+%moved = map { split /=/ } split / /, $params_now->();
+like($http->get("$base/api/spsa/$tune/outputs/")->{content}, qr/^Aggression, ${\ sprintf('%.0f', $moved{Aggression}) }\nScale, 1\.[0-9]+$/,
+	'api/spsa/ID/outputs/: the values now, the int rounded');
+like($http->get("$base/api/spsa/$tune/digest/")->{content}, qr/^Name,Curr,Start,Min,Max,C,C_end,R,R_end\nAggression,[0-9.]+,50,0,100,/,
+	'api/spsa/ID/digest/: OpenBench\'s columns');
+my $pert = decode_json($http->get("$base/api/spsa/$tune/perturbation/")->{content});
+is(scalar @{ $pert->{perturbation}{Scale}{flip} // [] }, 4, 'api/spsa/ID/perturbation/: one drawn for 4 runners');
+is(sql("SELECT count(*) FROM openbench.result WHERE test_id = $tune"), '1', 'and kept nowhere');
+for my $case ([ "/api/spsa/$id/inputs/", 'Requested Workload is not an SPSA tune' ], [ '/api/spsa/99999/inputs/', 'Requested Workload Id does not exist' ],
+	[ "/api/spsa/$tune/secrets/", 'Valid /query/ endpoints are: [ inputs, outputs, digest, perturbation ]' ],
+	[ '/api/spsa/-1/inputs/', 'Requested Workload Id does not exist' ])
+{
+	is_deeply(decode_json($http->get("$base$case->[0]")->{content}), { error => $case->[1] }, "GET $case->[0]: OpenBench's error");
+}
+
+# api/workload/ID/info/ and api/networks/ENGINE/, OpenBench's fields.
+my $info = decode_json($http->get("$base/api/workload/$id/info/")->{content})->{info};
+is_deeply({ map { $_ => $info->{$_} } qw(id test_mode elolower eloupper games finished book_name dev_time_control) },
+	{ id => $id, test_mode => 'SPRT', elolower => 0, eloupper => 5, games => 120, finished => JSON::PP::true,
+	  book_name => 'eight.epd', dev_time_control => '8.0+0.08' }, 'api/workload/ID/info/: the test with OpenBench\'s field names');
+is_deeply([ $info->{dev}{sha}, $info->{dev}{bench}, $info->{penta} ], [ 'a' x 40, 1000, [ 2, 10, 30, 12, 6 ] ],
+	'its engines and counts');
+is(decode_json($http->get("$base/api/workload/$tune/info/")->{content})->{info}{test_mode}, 'SPSA', 'the tune\'s info: SPSA');
+is_deeply(decode_json($http->get("$base/api/networks/Weiss/")->{content}), { default => undef, networks => [] }, 'api/networks/Weiss/: none');
+is_deeply(decode_json($http->get("$base/api/networks/Nope/")->{content}), { error => 'Engine not found. Check /api/config/ for a full list' },
+	'api/networks/ of an unknown engine: OpenBench\'s error');
+
+# bob may not act on alice's tune.
+%alice_jar = %jar;
+%jar = ();
+browse('POST', '/login/', { username => 'bob', password => $bob_password, csrf => token(browse('GET', '/login/')->{content}) });
+$r = act($tune, 'restart');
+is($r->{status}, 404, 'bob: restart through a test\'s path: there is no such test');
+$r = browse('POST', "/tune/$tune/restart/", { csrf => token(browse('GET', '/index/')->{content}) });
+is($r->{status}, 403, 'bob cannot restart alice\'s tune');
+like($r->{content}, qr/Tune $tune is not yours: its author or an approver may restart it/, 'and is told why');
+is(sql("SELECT finished_by FROM openbench.test WHERE id = $tune"), 'spsa', 'it stays finished');
+
+# ---------------------------------------------------------------------------
+# One's own account: the e-mail address and the password.
+%jar = ();
+is(browse('GET', '/profile/')->{status}, 303, 'the profile page wants a login');
+my %other = %alice_jar;   # alice logged in elsewhere too
+%jar = ();
+browse('POST', '/login/', { username => 'alice', password => $alice_password, csrf => token(browse('GET', '/login/')->{content}) });
+my %elsewhere = %jar;
+my $elsewhere_csrf = token(browse('GET', '/index/')->{content});
+%jar = %other;
+$r = browse('GET', '/profile/');
+is($r->{status}, 200, 'alice\'s profile page');
+like($r->{content}, qr/You are alice, an operator/, 'it says who she is');
+my $profile = token($r->{content});
+my $hash_before = sql(q{SELECT encode(hash, 'hex') FROM openbench.account WHERE name = 'alice'});
+refusals('/profile/', 'a profile change', { csrf => $profile, change => 'password', current => $alice_password,
+		password => 'a new long password', password2 => 'a new long password' },
+	[ 'no CSRF token', { csrf => undef }, 403, qr/no valid security token/ ],
+	[ 'another session\'s CSRF token', { csrf => $elsewhere_csrf }, 403,
+	  qr/no valid security token/ ],
+	[ 'a wrong current password', { current => 'not her password' }, 403, qr/The current password is wrong/ ],
+	[ 'new passwords that differ', { password2 => 'something else' }, 400, qr/The two new passwords differ/ ],
+	[ 'a short new password', { password => 'short', password2 => 'short' }, 400, qr/A password has 8 to 1024 characters/ ],
+	[ 'an e-mail address of markup', { change => 'email', email => '<b>@x' }, 400, qr/&quot;&lt;b&gt;\@x&quot; is not an e-mail address/ ],
+	[ 'an unknown change', { change => 'role' }, 400, qr/Change: EMAIL, PASSWORD, not &quot;role&quot;/ ]);
+is(sql(q{SELECT encode(hash, 'hex') || ' ' || coalesce(email, '-') FROM openbench.account WHERE name = 'alice'}), "$hash_before -",
+	'none of them changed her account');
+$r = browse('POST', '/profile/', { csrf => $profile, change => 'email', email => 'alice@example.org' });
+like($r->{content}, qr/Your e-mail address is now alice\@example\.org/, 'alice sets her e-mail address');
+is(sql(q{SELECT email FROM openbench.account WHERE name = 'alice'}), 'alice@example.org', 'it is kept');
+unlike($http->get("$base/users/")->{content}, qr/alice\@example\.org/, 'and not shown to others');
+$r = browse('POST', '/profile/', { csrf => $profile, change => 'password', current => $alice_password,
+	password => 'a new long password', password2 => 'a new long password' });
+like($r->{content}, qr/Your password is changed; your other sessions are logged out/, 'alice changes her password');
+is(call('clientWorkerInfo', username => 'alice', password => $alice_password, system_info => worker_info())->{error}, 'Bad Credentials',
+	'a worker with the old password is refused');
+ok(call('clientWorkerInfo', username => 'alice', password => 'a new long password', system_info => worker_info())->{machine_id},
+	'the new one works');
+%alice_jar = %jar;
+%jar = %elsewhere;
+is(browse('GET', '/profile/')->{status}, 303, 'her other session was logged out');
+%jar = %alice_jar;
+is(browse('GET', '/profile/')->{status}, 200, 'this one was not');
+
 %jar = %alice_jar;
 $r = browse('POST', '/logout/', { csrf => token(browse('GET', '/index/')->{content}) });
 is($r->{status}, 303, 'alice logs out');
 ok(!defined $jar{ob_session}, 'her session cookie is cleared');
 is(sql("SELECT count(*) FROM openbench.session s JOIN openbench.account a ON a.id = s.account_id WHERE a.name = 'alice'"),
 	'0', 'and her session is gone from the database');
+
+# ---------------------------------------------------------------------------
+# The same in Chromium, headless, as a person does it (test/t/DevToolsPage.pm
+# drives it through the DevTools protocol): register; once an operator
+# enables the account, log in, make a test from branch names, see it on the
+# index, stop it, and download a finished test's PGNs.
+my $chromium_started = Time::HiRes::time();
+my $click = sub { "setTimeout(() => document.querySelector('$_[0]').click(), 0)" };
+my $fill = sub { my (%f) = @_; join('', map { "document.querySelector('[name=$_]').value = " . encode_json([ $f{$_} ]) . "[0]; " } sort keys %f) };
+my $browser = eval {
+	evaluate_in_pages("$base/register/", 1280, 900,
+		$fill->(username => 'erin', password => 'erin\'s long password', password2 => 'erin\'s long password')
+		  . $click->('main button[type=submit]') . "; 'registering'",
+		q{document.querySelector('#message').textContent});
+} // [ "error: $@" ];
+like($browser->[1] // $browser->[0], qr/Account erin is registered\. An operator enables it/, 'Chromium: erin registers');
+is((admin(qw(enable-user erin)))[0], 0, 'an operator enables erin');
+my $downloads = "$work/downloads";
+make_path($downloads);
+$browser = eval {
+	local $DevToolsPage::download_dir = $downloads;
+	evaluate_in_pages("$base/login/", 1280, 900,
+		$fill->(username => 'erin', password => 'erin\'s long password') . $click->('main button[type=submit]') . "; 'logging in'",
+		q{(() => { const me = document.querySelector('#me').textContent; location.href = '/test/new/'; return me; })()},
+		$fill->(dev_branch => 'faster', base_branch => 'master', tc => '8+0.08', bounds => '[0, 5]', info => 'from Chromium')
+		  . $click->('main button[type=submit]') . "; 'creating'",
+		q|(() => { const r = [location.pathname, document.querySelector('#status').textContent.replace(/\s+/g, ' ')]; |
+		  . $click->('#stop') . q|; return r; })()|,
+		q{(() => { const r = document.querySelector('#status').textContent.replace(/\s+/g, ' '); location.href = '/index/'; return r; })()},
+		qq{(() => { const rows = [...document.querySelectorAll('#tests tr')].map((tr) => [...tr.cells].map((c) => c.textContent.trim()).join('|'));
+		  location.href = '/test/$id/'; return rows; })()},
+		q|(() => { const href = document.querySelector('#pgns').getAttribute('href'); |
+		  . $click->('#pgns') . q|; return href; })()|);
+} // [ "error: $@" ];
+diag($browser->[0]) if ($browser->[0] // '') =~ /^error: /;
+is($browser->[1], 'erin', 'Chromium: erin logs in; the menu names her');
+my ($browser_test) = ($browser->[3][0] // '') =~ m{^/test/([0-9]+)/$};
+ok($browser_test, 'she makes a test from branch names, and is taken to its page');
+like($browser->[3][1] // '', qr/Status: pending/, 'it waits for approval (erin is a developer)');
+like($browser->[4] // '', qr/Status: stopped at .* \(user\)/, 'she stops it');
+ok((grep { /^$browser_test\|Weiss\|faster\|master\|8\.0\+0\.08\|.*\|stopped\|erin$/s } @{ $browser->[5] // [] }), 'the index lists it, stopped')
+  or diag(explain($browser->[5]));
+is($browser->[6], "/api/pgns/$id/", "test $id offers its PGNs");
+my $tar_file = "$downloads/$id.pgn.tar";
+ok(-s $tar_file, "Chromium downloads $id.pgn.tar");
+my $downloaded = Archive::Tar->new($tar_file);
+ok($downloaded && $downloaded->get_content("$id.$result_id.1.pgn.bz2") eq $pgn, 'holding the test\'s PGN');
+is(sql("SELECT a.name || ' ' || t.dev_sha || ' ' || t.finished_by || ' ' || t.info FROM openbench.test t JOIN openbench.account a ON a.id = t.author_id
+         WHERE t.id = " . ($browser_test // 0)), "erin $faster_sha user from Chromium", 'the test is erin\'s, resolved and stopped');
+is(sql("SELECT name FROM allot.workload WHERE id = " . ($browser_test // 0)), 'Weiss faster vs master (2)',
+	'alice\'s test has the same branches: allot\'s unique workload name gets a number');
+note(sprintf('the Chromium part took %.1f s', Time::HiRes::time() - $chromium_started));
 
 $daemon->signal('TERM');
 $daemon->finish;

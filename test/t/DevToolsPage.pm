@@ -1,7 +1,8 @@
 # Load a page in headless Chromium and evaluate JavaScript in it, for what
 # a screenshot or a DOM dump cannot tell, such as layout (does the page fit
 # a window without scrolling sideways?), or what a reader's clicks lead to
-# (a search submitted, a link followed).  Used by test/t/030_status_page.pl.
+# (a search submitted, a link followed, a file downloaded).  Used by
+# test/t/030_status_page.pl and test/t/061_openbench_site.pl.
 #
 # It speaks Chromium's DevTools protocol over a pipe
 # (--remote-debugging-pipe): the browser reads commands on its file
@@ -20,6 +21,11 @@ use IPC::Run ();
 use JSON::PP ();
 
 our @EXPORT_OK = qw(evaluate_in_page evaluate_in_pages);
+
+# Set (with local) to a directory: the browser saves downloads there, and
+# evaluate_in_pages returns only once the download its last expression
+# started has completed (it dies if it was cancelled).
+our $download_dir;
 
 # evaluate_in_page(URL, WIDTH, HEIGHT, EXPRESSION): the value of the
 # JavaScript EXPRESSION (returned as JSON, so a plain object, array, string
@@ -113,6 +119,9 @@ sub evaluate_in_pages
 			{ width => 0 + $width, height => 0 + $height, deviceScaleFactor => 1, mobile => JSON::PP::false },
 			$session);
 		$call->('Page.enable', {}, $session);
+		$call->('Browser.setDownloadBehavior',
+			{ behavior => 'allow', downloadPath => $download_dir, eventsEnabled => JSON::PP::true })
+		  if defined $download_dir;
 		my $nav = $call->('Page.navigate', { url => $url }, $session);
 		die "cannot load $url: $nav->{errorText}\n" if $nav->{errorText};
 		for my $expression (@expressions)
@@ -124,6 +133,12 @@ sub evaluate_in_pages
 			die 'the expression threw: ' . $json->encode($result->{exceptionDetails}) . "\n"
 			  if $result->{exceptionDetails};
 			push @values, $result->{result}{value};
+		}
+		while (defined $download_dir)
+		{
+			my $state = $await->('Browser.downloadProgress', '')->{params}{state};
+			last if $state eq 'completed';
+			die "the download was cancelled\n" if $state eq 'canceled';
 		}
 		$call->('Browser.close');
 		$browser->finish;
