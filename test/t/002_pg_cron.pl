@@ -149,8 +149,8 @@ is( $node->safe_psql(
 		'postgres',
 		'SELECT quota, n_error FROM allot.host_app_version WHERE host_id = 1 AND app_version_id = 1'
 	),
-	'99|1',
-	'the late host has one error on the version; its quota dropped by one from the default 100'
+	'50|1',
+	'the late host has one error on the version; its quota halved from the default 100'
 );
 
 is($node->safe_psql('postgres', 'SELECT * FROM allot.check_invariants()'),
