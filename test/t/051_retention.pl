@@ -76,6 +76,9 @@ ALTER DATABASE postgres SET allot.flops_sample_size = 20;
 -- 16 hosts may take more than their 100 jobs a day in the load's seconds:
 -- jobs must keep finishing to the end, for the purges under the load.
 ALTER DATABASE postgres SET allot.daily_quota = 100000;
+-- A host whose job fails is backed off for a minute by default: here its
+-- next request must still be served, for jobs to keep finishing.
+ALTER DATABASE postgres SET allot.error_backoff = 0;
 
 INSERT INTO allot.app (id, name, est_flops_per_au) VALUES (1, 'cruncher', 1e12), (2, 'folder', 2e12), (3, 'fresh', NULL);
 INSERT INTO allot.app_version (id, app_id, resource, ncpus, ncoprocs) VALUES
