@@ -242,12 +242,15 @@ sub rpc_idle
 	$ended = $-[0] while $log =~ /Scheduler request (?:completed|failed)|Detaching from project|Resetting project/g;
 	return $sent < $ended || $sent < 0;
 }
-# No more work for DIR, and no request under way that asked for some.
+# No more work for DIR, and no request under way or waiting to go that
+# asked for some.  An `update` give() sent just as its jobs came is still
+# pending (the client sends it within a second or two): were the network
+# cut before it went, it would go first thing when the network is back.
 sub hold
 {
 	my ($dir) = @_;
 	cmd($dir, '--project', $url, 'nomorework');
-	return wait_for(60, sub { rpc_idle($dir) });
+	return wait_for(60, sub { rpc_idle($dir) && cmd($dir, '--get_project_status') =~ /scheduler RPC pending: no/ });
 }
 # Where job J's sendings went: "host:sending:outcome ..." in sending order.
 sub sendings
@@ -340,6 +343,16 @@ ok(give($A, $job{t1}, $job{t2}), 'A is sent t1 and t2, which wait for their flag
 $name{$_} = result_name($job{$_}, $hA) for qw(t1 t2);
 ok(wait_for(60, sub { my $l = slurp("$A.log"); $l =~ /Starting task \Q$name{t1}\E/ && $l =~ /Starting task \Q$name{t2}\E/ }),
 	'A runs both');
+# Nothing must make A call when its network is back but its upload: no
+# request waiting to go, and no callback (next_rpc_delay) from its last
+# reply; a request asking for nothing clears one.
+ok(wait_for(60, sub {
+	return 0 unless rpc_idle($A) && cmd($A, '--get_project_status') =~ /scheduler RPC pending: no/;
+	my @asked = $bt->server_log =~ /^.*\[HOST#$hA\] scheduler request.*$/mg;
+	return 1 if ($asked[-1] // '') =~ /next_rpc_delay -;/;
+	cmd($A, '--project', $url, 'update');
+	return 0;
+}), 'A has no scheduler request to make');
 cmd($A, '--set_network_mode', 'never', '0');
 is(sql("SELECT allot.time_out_host($hA)"), '2', 'the operator times A out: allot.time_out_host');
 PostgreSQL::Test::Utils::append_to_file($flag_t2, '');
@@ -366,7 +379,9 @@ cmd($A, '--set_network_mode', 'always', '0');
 ok(wait_for(90, sub {
 	cmd($A, '--project', $url, 'update') if rpc_idle($A) && slurp("$A.log") =~ /Giving up on upload of \Q$name{t2}\E_0/;
 	return sendings($job{t1}) =~ /^$hA:1:superseded $hB:2:/ && sendings($job{t2}) =~ /^$hA:1:refused $hB:2:/;
-}), 'A\'s network back: its t2 refused, its t1 superseded') or diag sendings($job{t1}) . ' / ' . sendings($job{t2});
+}), 'A\'s network back: its t2 refused, its t1 superseded')
+  or diag sendings($job{t1}) . ' / ' . sendings($job{t2}) . "\nA's log since its network came back:\n"
+  . (slurp("$A.log") =~ /(Resuming network activity.*)\z/s)[0];
 like(slurp("$A.log"), qr/Giving up on upload of \Q$name{t2}\E_0: permanent upload error/,
 	'the upload of A\'s late t2 was refused for good');
 like($bt->server_log, qr/upload: \Q$name{t2}\E_0 refused: sending 1 of job $job{t2} is no longer in progress on its host/,
