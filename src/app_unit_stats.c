@@ -186,13 +186,17 @@ screen_reports(AppUnitReport *reports, int n, double *work, AppUnitScreen *scree
  * thousand) but not one in a million, and a quarter of the voices claiming
  * it vouch for one another in the reference above: they moved credit by
  * +41% and +48% (docs/voices.md).  What one voice cannot show, many show
- * together: the odds of each voice (two of its reports at least at or
- * beyond a ratio: one report is no habit), now against the voices that are
- * not far (a colluder is judged, not a judge), and the number of voices at
+ * together: the odds of each voice above the centre (two of its reports at
+ * least at or beyond a ratio: one report is no habit), now against the
+ * voices that are not far (a colluder is judged, not a judge), and the
+ * number of voices at
  * or below each odds against what honest voices would show
  * (collective_threshold).  Thirty voices each as rare as one in forty
  * among a hundred and thirty, where chance gives three, are left out
- * together.  The rule then runs again on what is left (CHANCE_PASSES): a
+ * together.  When that would be half the voices (a third of them
+ * colluding make even common odds too common, and honest voices of the
+ * tail share them), the rarest group beyond chance by itself is left out
+ * instead.  The rule then runs again on what is left (CHANCE_PASSES): a
  * group left out may have hidden a second, less rare, whose spread it
  * inflated.  On an honest farm nothing is left out, and the first pass is
  * the last: 2,000 random heavy-tailed farms in the unit tests, and 20,000
@@ -208,7 +212,7 @@ screen_reports(AppUnitReport *reports, int n, double *work, AppUnitScreen *scree
 #define ALLOT_CHANCE_SD_FLOOR 0.01
 
 /* Passes of the rule at most (each leaves voices out, or is the last). */
-#define CHANCE_PASSES 4
+#define CHANCE_PASSES 8
 
 
 /* Each voice's first report, number of reports and mean ratio. */
@@ -390,10 +394,12 @@ by_double(const void *a, const void *b)
  * it are left out together), else -1.  The least tail, not the largest t
  * that passes: once colluders make the count overwhelming, a larger t
  * would still pass and sweep in honest voices of the tail.  odds: sorted
- * in place.
+ * in place.  With least_tail false: the least t whose tail is below it
+ * (the rarest group beyond chance by itself), for when the least tail
+ * would sweep in half the voices.
  */
 static double
-collective_threshold(double *odds, int k, int nv)
+collective_threshold(double *odds, int k, int nv, bool least_tail)
 {
 	double		threshold = -1,
 				least = 1;
@@ -402,16 +408,23 @@ collective_threshold(double *odds, int k, int nv)
 	qsort(odds, k, sizeof(double), by_double);
 	for (int i = 0; i < k && odds[i] < 1; i++)
 	{
+		if (i + 1 < k && odds[i + 1] == odds[i])
+			continue;
+		tried++;
+	}
+	for (int i = 0; i < k && odds[i] < 1; i++)
+	{
 		double		tail;
 
 		if (i + 1 < k && odds[i + 1] == odds[i])
 			continue;
-		tried++;
 		tail = binomial_tail(nv, i + 1, odds[i]);
-		if (tail < least)
+		if (tail < least && (least_tail || tail * tried < ALLOT_CHANCE_ODDS_TOGETHER))
 		{
 			least = tail;
 			threshold = odds[i];
+			if (!least_tail)
+				break;
 		}
 	}
 	return least * tried < ALLOT_CHANCE_ODDS_TOGETHER ? threshold : -1;
@@ -486,15 +499,35 @@ leave_out_improbable_voices(AppUnitReport *reports, int n, double *work,
 	/*
 	 * The voices together, each against the voices that are not far (2
 	 * SE): colluders within 4 SE would vouch for one another there, and a
-	 * colluder near enough not to be far counts among those judged.
+	 * colluder near enough not to be far counts among those judged.  Only
+	 * voices above the centre are judged together: colluders with many
+	 * long reports make honest voices without a long job look rare too
+	 * (the reference's tail is theirs), and below the centre no claim is
+	 * rarer than what an honest voice without a long job reports; one a
+	 * hundred times lower is screened, one no honest voice reports is
+	 * rare alone.
 	 */
 	build_reference(reports, vm, nv, true, work, n, &ref);
 	odds = work + n;			/* the reference's scratch is free now */
 	for (int v = 0; v < nv; v++)
-		odds[v] = vm[v].mean == centre ? 1 :
+		odds[v] = vm[v].mean <= centre ? 1 :
 			voice_odds(reports, &vm[v], &ref, !vm[v].far, 2, centre, x);
 	memcpy(x, odds, nv * sizeof(double));
-	threshold = collective_threshold(x, nv, nv);
+	threshold = collective_threshold(x, nv, nv, true);
+	for (int v = 0; v < nv; v++)
+		out += !vm[v].kept || odds[v] <= threshold;
+	if (out * 2 >= nv)
+	{
+		/*
+		 * The least tail swept in half the voices: colluders a third of
+		 * the voices make even common odds too common, and honest voices
+		 * of the tail share them.  Take the rarest group that is beyond
+		 * chance by itself instead; the next pass judges the rest.
+		 */
+		memcpy(x, odds, nv * sizeof(double));
+		threshold = collective_threshold(x, nv, nv, false);
+	}
+	out = 0;
 	for (int v = 0; v < nv; v++)
 	{
 		vm[v].kept = vm[v].kept && !(odds[v] <= threshold);
