@@ -376,12 +376,6 @@ voice_odds(const AppUnitReport *reports, const VoiceMean *v, const Reference *re
 	return tried == 0 ? 1 : fmin(1, least * tried);
 }
 
-static int
-by_double(const void *a, const void *b)
-{
-	return by_ratio(a, b);
-}
-
 /*
  * Which voices are beyond chance together (issue 30, "collusion breakdown",
  * in band).  A voice's odds (voice_odds) say how seldom one honest voice
@@ -405,7 +399,7 @@ collective_threshold(double *odds, int k, int nv, bool least_tail)
 				least = 1;
 	int			tried = 0;
 
-	qsort(odds, k, sizeof(double), by_double);
+	qsort(odds, k, sizeof(double), by_ratio);
 	for (int i = 0; i < k && odds[i] < 1; i++)
 	{
 		if (i + 1 < k && odds[i + 1] == odds[i])
