@@ -60,6 +60,14 @@ typedef struct AppUnitScreen
 #define ALLOT_CHANCE_ODDS 1e-6
 
 /*
+ * Voices that are each rare, but not one in a million, are left out
+ * together when honest voices would show as many as rare less often than
+ * this (app_unit_stats.c, "together"): a hundredth of ALLOT_CHANCE_ODDS,
+ * since the odds it multiplies are estimated from the farm itself.
+ */
+#define ALLOT_CHANCE_ODDS_TOGETHER 1e-8
+
+/*
  * The app's statistics from reports[0 .. n), each voice one voice, after
  * screening (voices.h): the reports of voices left out, and those whose
  * ratio is beyond the band, are not counted (stats->n counts the rest).
