@@ -3,8 +3,9 @@
 # the same load, interleaved in one session on one machine: the fair peer
 # comparison (issue 32).
 #
-# BOINC's server is not built or started here: give the URL of a running
-# BOINC scheduler (its cgi or fcgi program), an account key of its project,
+# BOINC's server is not built or started here (bench/boinc_server.sh builds
+# and starts one, and `bench/boinc_server.sh peer` runs this script against
+# it): give the URL of a running BOINC scheduler (its cgi or fcgi program), an account key of its project,
 # and the processes (or cgroups) whose CPU is its: the web server and its
 # scheduler processes, the database, the feeder.  The front end runs on
 # bench/cluster.sh's throwaway cluster, set up as bench/boinc_scheduler.sh
