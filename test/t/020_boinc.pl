@@ -187,10 +187,14 @@ my ($keytext) = run_cmd({}, $tool{node}, '-e',
 	"process.stdout.write(require('$fe/signing.js').loadPublicKeyText('$data'))");
 my ($client_key) = slurp((glob("$client/sched_request_*.xml"))[0]) =~ m{<code_sign_key>\n(.*?)\n</code_sign_key>}s;
 is("$client_key\n", $keytext, 'the client trusts the code signing key it was sent on first contact');
+# The client was answered no_work (backoff 600 s) at least once: the
+# front end capped request_delay at this test's 3 s.  (Whether a request of
+# the client's catches allot's error backoff after j2 depends on when the
+# client asks: the backoff here lasts a second.  A host backing off is
+# checked below, with a request made for it.)
 like(slurp($server_log),
-	qr/allot: \{"cpu":\{"reason":"its last task failed","status":"no_work","backoff_secs":600\}\}; sent nothing; request_delay 3, next_rpc_delay 600;/,
-	'allot\'s first empty answer (backoff 600 s), in the request that reported j2\'s error: the host backs off '
-	. '(its last task failed), next_rpc_delay 600, request_delay capped at 3');
+	qr/\[HOST#[0-9]+\] scheduler request: [^\n]*allot: \{"cpu":\{(?:"reason":"[^"]*",)?"status":"no_work","backoff_secs":600\}\}; sent nothing; request_delay 3, next_rpc_delay 600;/,
+	'allot\'s first empty answer (backoff 600 s): next_rpc_delay 600, request_delay capped at 3');
 like($clog, qr/Project requested delay of 3 seconds/, 'and the client defers its next request by it');
 
 # allot and the front end agree on every job.
@@ -434,6 +438,22 @@ is(sql("SELECT rep.outcome || ' ' || (rep.reply ->> 'state') || ' ' || r.detail
 $r = http('POST', 'scheduler', $report);
 like($r->[1], qr{<result_ack>\n<name>\Q$j4_name\E</name>}, 'the same report again: acknowledged again');
 is(sql("SELECT count(*) FROM allot.job_report WHERE job_id = $job{j4}"), '1', 'and reported to allot once');
+
+# A host backing off after failures in a row (allot.error_backoff, a second
+# in these tests: too short to catch on the wire at the clients' pace) is
+# told by allot how long to wait and why; the front end passes the wait on
+# beyond its cap on request_delay.  Mallory's host backs off for an hour,
+# as after a longer streak, and asks for work again.
+is(sql("UPDATE allot.host_reliability SET backoff_until = now() + interval '1 hour', error_streak = 2
+         WHERE host_id = $mallory_host RETURNING error_streak"), '2',
+	'Mallory\'s host, whose j4 failed, is made to back off for an hour');
+$r = http('POST', 'scheduler', $ask);
+my ($held_delay) = $r->[1] =~ m{<request_delay>([0-9.]+)</request_delay>};
+ok(defined $held_delay && $held_delay > 3000 && $held_delay <= 3600 && $r->[1] !~ m{<result>},
+	'it is sent nothing and told to wait out its backoff: request_delay ' . ($held_delay // 'none'));
+like(slurp($server_log),
+	qr/\[HOST#$mallory_host\] scheduler request: [^\n]*allot: \{"cpu":\{"reason":"its last 2 tasks failed","status":"no_work","backoff_secs":[0-9]+\}\}; sent nothing; request_delay 3[0-9]{3}, next_rpc_delay 3[0-9]{3};/,
+	'allot gave the reason, its last 2 tasks failed, and the front end logged it');
 
 # Files: traversal and symbolic links never reach the keys.
 symlink("$data/keys/code_sign_private.pem", "$data/download/key.pem") or die "symlink: $!";
