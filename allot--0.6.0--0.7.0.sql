@@ -1505,13 +1505,16 @@ ALTER TABLE allot.app
     ADD COLUMN bound_factor double precision,
     ADD COLUMN run_flops_n bigint NOT NULL DEFAULT 0,
     ADD COLUMN run_flops_bound double precision,
+    ADD COLUMN au_ratio_tail double precision,
     ADD CONSTRAINT app_bound_factor_range CHECK (bound_factor BETWEEN 1 AND 1e6);
 COMMENT ON COLUMN allot.app.bound_factor IS
     'Operator sets: every job of the app gets a bound (rsc_fpops_bound) of at least this many times its estimate. NULL: none';
 COMMENT ON COLUMN allot.app.run_flops_n IS
     'Allot writes (the transitioner): how many reports of the window counted in run_flops_bound';
 COMMENT ON COLUMN allot.app.run_flops_bound IS
-    'Allot writes: mean + 4 standard deviations of FLOPs (elapsed x raw FLOPS) per predicted app unit over the window''s screened reports, each owner one voice; the bound when app units say nothing of the spread. NULL: no report said';
+    'Allot writes: mean + 4 standard deviations of FLOPs (elapsed x raw FLOPS) per predicted app unit over the window''s screened reports, each owner one voice (at least the figure one voice in 16 reaches, as for au_ratio_tail); the bound when app units say nothing of the spread. NULL: no report said';
+COMMENT ON COLUMN allot.app.au_ratio_tail IS
+    'Allot writes: the ratio of actual to predicted app units that one voice in 16 reached, where the search for au_ratio_bound stalled below it: a tail rarer than one report in 17, which mean + 4 standard deviations never reaches, counts up to it, and every job''s bound is at least its base times this. NULL: none';
 
 /* The dispatch cache holds these too (the transitioner's update of an
  * app's statistics sets est_flops_per_au each time already). */

@@ -36,7 +36,9 @@
  * they raise the bound without end, and the estimate follows them.  And a
  * search from below stalls under a tail rarer than about one report in 17,
  * however far it reaches: when one voice in ALLOT_TAIL_SHARE reaches the
- * stalled limit, the search goes on from the seed's own bound.
+ * stalled limit, the search goes on from the seed's own bound or the ratio
+ * that many voices reach, whichever is larger, and the jobs' bound is at
+ * least that ratio (stats->au_ratio_tail).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -551,29 +553,31 @@ leave_out_improbable_voices(AppUnitReport *reports, int n, double *work,
  */
 #define ALLOT_TAIL_SHARE 16
 
-/* Do at least one voice in ALLOT_TAIL_SHARE have a report at the limit? */
-static bool
-tail_is_the_farms(const AppUnitReport *reports, const double *w, int n, double hosts,
-				  double limit)
+/*
+ * The ratio the farm's tail reaches: the largest that one voice in
+ * ALLOT_TAIL_SHARE has reported or passed (each voice's largest ratio, the
+ * ceil(hosts / ALLOT_TAIL_SHARE)-th from the top).  Reports sorted by
+ * voice; work: n doubles.
+ */
+static double
+farms_tail(const AppUnitReport *reports, int n, double hosts, double *work)
 {
-	double		reaching = 0;
+	int			nv = 0,
+				k = (int) ceil(hosts / ALLOT_TAIL_SHARE);
 
-	(void) w;
 	for (int i = 0; i < n;)
 	{
-		int			j = i;
-		bool		reaches = false;
+		int64_t		voice = reports[i].voice;
+		double		most = 0;
 
-		while (j < n && reports[j].voice == reports[i].voice)
-		{
-			reaches = reaches || reports[j].actual / reports[j].predicted >= limit;
-			j++;
-		}
-		if (reaches)
-			reaching += 1;
-		i = j;
+		for (; i < n && reports[i].voice == voice; i++)
+			most = fmax(most, reports[i].actual / reports[i].predicted);
+		work[nv++] = most;
 	}
-	return reaching * ALLOT_TAIL_SHARE >= hosts;
+	if (k < 1 || k > nv)
+		return 0;
+	qsort(work, nv, sizeof(double), by_ratio);
+	return work[nv - k];
 }
 
 /* The seed's bound, mean + X sd of the ratios, uncapped (work: n doubles). */
@@ -603,6 +607,7 @@ allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
 				var = 0,
 				limit;
 	bool		stalled = false;
+	double		tail;
 
 	if (screen != NULL)
 	{
@@ -628,6 +633,7 @@ allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
 	stats->actual_au_mean = stats->actual_au_m2 = 0;
 	stats->predicted_au_mean = stats->predicted_au_m2 = 0;
 	stats->au_ratio_mean = stats->au_ratio_m2 = 0;
+	stats->au_ratio_tail = 0;
 	*cap = 0;
 	if (n == 0)
 		return;
@@ -695,7 +701,8 @@ allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
 
 		next = mean + ALLOT_BOUND_X * sqrt(var);
 		if (!(next > limit * (1 + 1e-9)) && screen != NULL && !stalled &&
-			hosts >= ALLOT_SCREEN_AMONG && tail_is_the_farms(reports, w, n, hosts, limit))
+			hosts >= ALLOT_SCREEN_AMONG &&
+			(tail = farms_tail(reports, n, hosts, work + 2 * n)) >= limit)
 		{
 			/*
 			 * Stalled below a tail the farm shares (0.7.0): counted up to
@@ -705,14 +712,19 @@ allot_app_unit_stats(AppUnitReport *reports, int n, double *work,
 			 * tail, stalled it below the farm's honest long jobs.  When at
 			 * least one voice in ALLOT_TAIL_SHARE reaches the limit, the
 			 * tail is not a few voices' claim: the search goes on from the
-			 * seed's own bound over the screened reports, uncapped.
+			 * larger of the seed's own bound over the screened reports,
+			 * uncapped, and the ratio the farm's tail reaches.  Even
+			 * uncapped, mean + X sd stays below a tail rarer than one report
+			 * in 17 (Cantelli's inequality: X = 4 promises no more), so that
+			 * ratio is also kept as a floor of the jobs' bound.
 			 */
 			double		plain = plain_bound(reports, w, n, hosts, neff, work + 2 * n);
 
 			stalled = true;
-			if (plain > limit)
+			stats->au_ratio_tail = tail;
+			if (fmax(plain, tail) > limit)
 			{
-				limit = plain;
+				limit = fmax(plain, tail);
 				continue;
 			}
 		}

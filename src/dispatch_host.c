@@ -23,7 +23,7 @@
 
 static SPIPlanPtr host_read_plan[2] = {NULL, NULL};	/* before 0.7.0; with voices */
 static SPIPlanPtr median_plan[2] = {NULL, NULL};
-static SPIPlanPtr app_stats_plan = NULL;
+static SPIPlanPtr app_stats_plan[2] = {NULL, NULL};
 static SPIPlanPtr host_version_plan = NULL;
 
 /* Fleet median of cpu_flops, recomputed at most every 5 minutes. */
@@ -72,13 +72,15 @@ prepare_plans(bool voices)
 											"  FROM allot.host WHERE cpu_flops IS NOT NULL",
 											0, NULL);
 	}
-	if (app_stats_plan != NULL)
+	if (app_stats_plan[voices] == NULL)
+		app_stats_plan[voices] = allot_prepare(psprintf(
+														"SELECT n_reports, actual_au_mean, actual_au_m2, predicted_au_mean,"
+														"       predicted_au_m2, au_ratio_mean, au_ratio_m2%s"
+														"  FROM allot.app WHERE id = $1",
+														voices ? ", coalesce(au_ratio_tail, 0)" : ""),
+											   1, id_only);
+	if (host_version_plan != NULL)
 		return;
-	app_stats_plan = allot_prepare(
-								   "SELECT n_reports, actual_au_mean, actual_au_m2, predicted_au_mean,"
-								   "       predicted_au_m2, au_ratio_mean, au_ratio_m2"
-								   "  FROM allot.app WHERE id = $1",
-								   1, id_only);
 	host_version_plan = allot_prepare(
 									  "SELECT coalesce(seconds_per_app_unit, 0), coalesce(raw_flops_per_sec, 0)"
 									  "  FROM allot.host_app_version"
@@ -279,7 +281,8 @@ allot_version_peak_flops(const CachedVersion *v, const DispatchHost *host,
 /*
  * An app's statistics from a row holding n_reports, actual_au_mean,
  * actual_au_m2, predicted_au_mean, predicted_au_m2, au_ratio_mean and
- * au_ratio_m2 from column `first` on.
+ * au_ratio_m2 from column `first` on, and au_ratio_tail after them when
+ * the row has it (0.7.0).
  */
 void
 allot_app_stats_from_row(AppStats *s, HeapTuple t, TupleDesc d, int first)
@@ -293,16 +296,18 @@ allot_app_stats_from_row(AppStats *s, HeapTuple t, TupleDesc d, int first)
 	s->predicted_au_m2 = DatumGetFloat8(SPI_getbinval(t, d, first + 4, &isnull));
 	s->au_ratio_mean = DatumGetFloat8(SPI_getbinval(t, d, first + 5, &isnull));
 	s->au_ratio_m2 = DatumGetFloat8(SPI_getbinval(t, d, first + 6, &isnull));
+	s->au_ratio_tail = d->natts > first + 6 ?
+		DatumGetFloat8(SPI_getbinval(t, d, first + 7, &isnull)) : 0;
 }
 
 void
-allot_read_app_stats(AppStats *stats, int64 app_id)
+allot_read_app_stats(AppStats *stats, int64 app_id, bool voices)
 {
 	Datum		args[1] = {Int64GetDatum(app_id)};
 
-	prepare_plans(false);
+	prepare_plans(voices);
 	memset(stats, 0, sizeof(*stats));
-	if (SPI_execute_plan(app_stats_plan, args, NULL, true, 1) != SPI_OK_SELECT)
+	if (SPI_execute_plan(app_stats_plan[voices], args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.app");
 	if (SPI_processed == 1)
 		allot_app_stats_from_row(stats, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);

@@ -76,7 +76,7 @@ allot_projected_flops(const HostVersion *hv, double peak)
 }
 
 /* An app's statistics (seed 004), one app or a row read elsewhere. */
-extern void allot_read_app_stats(AppStats *stats, int64 app_id);
+extern void allot_read_app_stats(AppStats *stats, int64 app_id, bool voices);
 extern void allot_app_stats_from_row(AppStats *stats, HeapTuple t, TupleDesc d, int first);
 extern void allot_read_host_version(HostVersion *hv, int64 host_id, int64 version_id);
 

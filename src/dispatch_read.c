@@ -27,15 +27,23 @@
 static SPIPlanPtr host_versions_plan = NULL;
 static SPIPlanPtr usage_plan = NULL;
 static SPIPlanPtr usage_plan_050 = NULL;
-static SPIPlanPtr app_stats_plan = NULL;
+static SPIPlanPtr app_stats_plan[2] = {NULL, NULL};
 
 static void
-prepare_plans(void)
+prepare_plans(bool voices)
 {
 	Oid			id_time[2] = {INT8OID, TIMESTAMPTZOID};
 	Oid			ids[1] = {INT8ARRAYOID};
 
-	if (app_stats_plan != NULL)
+	/* From 0.7.0 also the floor of the bound (estimate.h). */
+	if (app_stats_plan[voices] == NULL)
+		app_stats_plan[voices] = allot_prepare(psprintf(
+														"SELECT id, n_reports, actual_au_mean, actual_au_m2, predicted_au_mean,"
+														"       predicted_au_m2, au_ratio_mean, au_ratio_m2%s"
+														"  FROM allot.app WHERE id = ANY ($1)",
+														voices ? ", coalesce(au_ratio_tail, 0)" : ""),
+											   1, ids);
+	if (host_versions_plan != NULL)
 		return;
 	host_versions_plan = allot_prepare(
 									   "SELECT app_version_id, coalesce(seconds_per_app_unit, 0),"
@@ -44,11 +52,6 @@ prepare_plans(void)
 									   "            THEN jobs_today ELSE 0 END"
 									   "  FROM allot.host_app_version WHERE host_id = $1",
 									   2, id_time);
-	app_stats_plan = allot_prepare(
-								   "SELECT id, n_reports, actual_au_mean, actual_au_m2, predicted_au_mean,"
-								   "       predicted_au_m2, au_ratio_mean, au_ratio_m2"
-								   "  FROM allot.app WHERE id = ANY ($1)",
-								   1, ids);
 }
 
 static Datum
@@ -235,7 +238,7 @@ read_job_workloads(Dispatch *d)
 		return;
 
 	args[0] = id_array(apps, napps);
-	if (SPI_execute_plan(app_stats_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(app_stats_plan[d->cache->voices], args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read allot.app");
 	stats = palloc0(sizeof(AppStats) * (cache->n_apps + 1));
 	for (uint64 r = 0; r < SPI_processed; r++)
@@ -254,7 +257,7 @@ read_job_workloads(Dispatch *d)
 void
 allot_read_for_picks(Dispatch *d)
 {
-	prepare_plans();
+	prepare_plans(d->cache->voices);
 	read_host_versions(d);
 	read_job_workloads(d);
 }

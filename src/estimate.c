@@ -102,7 +102,9 @@ allot_app_units_show_spread(const AppStats *stats)
 }
 
 /*
- * The estimate (X = 2) and the bound (X = 4) of seed 004.  Where app units
+ * The estimate (X = 2) and the bound (X = 4) of seed 004, the bound at
+ * least the base times the ratio the farm's tail reaches where mean + 4 sd
+ * falls short of it (AppStats.au_ratio_tail, issue 30).  Where app units
  * show no spread, the bound comes from run times instead (issue 32): the
  * FLOPs per predicted app unit that the app's run times reach at mean + 4
  * standard deviations (the transitioner's run_flops_bound, learnt as the
@@ -120,6 +122,8 @@ allot_estimate(const EstimateInput *in, const AppStats *stats,
 
 	*est_secs = base * allot_app_unit_factor(stats, ALLOT_ESTIMATE_X);
 	bound = base * allot_app_unit_factor(stats, ALLOT_BOUND_X);
+	if (stats != NULL && stats->n > 0 && base * stats->au_ratio_tail > bound)
+		bound = base * stats->au_ratio_tail;
 	if (!allot_app_units_show_spread(stats))
 	{
 		double		factor = in->default_bound_factor;

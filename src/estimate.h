@@ -19,6 +19,9 @@ typedef struct AppStats
 	double		predicted_au_m2;
 	double		au_ratio_mean;	/* of actual / predicted */
 	double		au_ratio_m2;
+	double		au_ratio_tail;	/* the ratio the farm's tail reaches, where
+								 * the seed's bound falls short of it
+								 * (app_unit_stats.c); 0: none */
 } AppStats;
 
 /* What is known about running one job with one app version on one host. */

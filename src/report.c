@@ -552,7 +552,7 @@ allot_estimate_job(PG_FUNCTION_ARGS)
 		Datum		values[4];
 		bool		nulls[4] = {false};
 
-		allot_read_app_stats(&stats, app_id);
+		allot_read_app_stats(&stats, app_id, cache->voices);
 		in.seconds_per_app_unit = best_hv.seconds_per_app_unit;
 		in.est_flops_per_au = cache->apps[app].est_flops_per_au;
 		in.peak_flops = best_flops;

@@ -146,10 +146,10 @@ prepare_plans(int version, bool owners)
 									   1, ids);
 	if (windows)
 	{
-		Oid			types[23] = {INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID,
+		Oid			types[24] = {INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID,
 			FLOAT8OID, BOOLOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, FLOAT8ARRAYOID,
 			FLOAT8ARRAYOID, INT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
-		FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, INT8OID, FLOAT8OID};
+		FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, INT8OID, FLOAT8OID, FLOAT8OID};
 
 		app_update_plan[version] = allot_prepare(psprintf(
 										   "UPDATE allot.app SET cpu_samples = $2, gpu_samples = $3,"
@@ -161,8 +161,9 @@ prepare_plans(int version, bool owners)
 										   "       predicted_au_mean = $16, predicted_au_m2 = $17,"
 										   "       au_ratio_mean = $18, au_ratio_m2 = $19, au_ratio_bound = $20%s"
 										   " WHERE id = $1",
-										   version == 2 ? ", au_flops = $21, run_flops_n = $22, run_flops_bound = $23" : ""),
-										   23, types);
+										   version == 2 ? ", au_flops = $21, run_flops_n = $22, run_flops_bound = $23,"
+										   "       au_ratio_tail = nullif($24, 0)" : ""),
+										   24, types);
 	}
 	else
 	{
@@ -394,7 +395,8 @@ screen_leaves_out(const AppUnitScreen *screen, const LearnJob *j)
  * unit goes through the app-unit statistics' own machinery as a ratio, so
  * that it is screened, each voice counts once and its tail is found from
  * below (app_unit_stats.c); the figure is mean + ALLOT_BOUND_X standard
- * deviations.  Reports that said nothing of FLOPS are left out.  Sets the
+ * deviations, or the ratio the farm's tail reaches where that is more
+ * (AppStats.au_ratio_tail).  Reports that said nothing of FLOPS are left out.  Sets the
  * app row's run_flops_n and run_flops_bound (NULL: no report said).
  */
 static void
@@ -422,8 +424,9 @@ run_time_spread(const int64 *voices, const double *actual, const double *predict
 	}
 	allot_app_unit_stats(reports, m, work, &stats, &cap, &screen);
 	*run_n = Int64GetDatum(stats.n);
-	*run_bound = Float8GetDatum(stats.au_ratio_mean +
-								ALLOT_BOUND_X * allot_stdev(stats.n, stats.au_ratio_m2));
+	*run_bound = Float8GetDatum(fmax(stats.au_ratio_mean +
+									 ALLOT_BOUND_X * allot_stdev(stats.n, stats.au_ratio_m2),
+									 stats.au_ratio_tail));
 	*run_bound_null = stats.n > 0 ? ' ' : 'n';
 }
 
@@ -463,8 +466,8 @@ learn_app(HeapTuple t, TupleDesc d, int version, const LearnJob *jobs, int n,
 	bool		windows = version > 0;
 	bool		screened = version == 2;
 	AppUnitScreen screen = {{0, 0, 0}, {0, 0, 0}, NULL, 0, false};
-	Datum		args[23];
-	char		nulls[23];
+	Datum		args[24];
+	char		nulls[24];
 
 	memset(nulls, ' ', sizeof(nulls));
 	args[20] = (Datum) 0;		/* 0.7.0's au_flops */
@@ -472,6 +475,7 @@ learn_app(HeapTuple t, TupleDesc d, int version, const LearnJob *jobs, int n,
 	args[21] = Int64GetDatum(0);	/* 0.7.0's run-time spread */
 	args[22] = (Datum) 0;
 	nulls[22] = 'n';
+	args[23] = Float8GetDatum(0);	/* 0.7.0's floor of the bound */
 	cpu_fig = DatumGetFloat8(SPI_getbinval(t, d, 5, &isnull));
 	has_cpu_fig = !isnull;
 	gpu_fig = DatumGetFloat8(SPI_getbinval(t, d, 6, &isnull));
@@ -545,6 +549,7 @@ learn_app(HeapTuple t, TupleDesc d, int version, const LearnJob *jobs, int n,
 		nulls[20] = ' ';
 		stats_datums(&stats, bound, &args[12]);
 		nulls[19] = total > 0 ? ' ' : 'n';
+		args[23] = Float8GetDatum(stats.au_ratio_tail);
 		if (total == 0)
 			bound = INFINITY;
 		if (screened)

@@ -32,13 +32,20 @@
 --     +48% credit before) move estimate, bound and credit less than 20%:
 --     together they are beyond chance (issue 30, in band), and 99.9% of
 --     the honest jobs still finish inside their bound;
+--   - 34 colluding owners of 134 reporting exactly the prediction every
+--     job ('tailfree': what an honest host without a long job reports, so
+--     never told apart) dilute the honest tail below one report in 17,
+--     which the seed's mean + 4 sd never reaches: 1.6% of the honest jobs
+--     of rounds 2 and 3 ran past their bound before (98.4% inside).  The
+--     tail that one voice in 16 reaches now bounds the jobs: estimate,
+--     bound and credit within 20%, and 99.9% of the honest jobs inside;
 --   - on an honest heavy-tailed window every voice is kept, and the
 --     statistics are the seed's formulas, mean and sample variance of actual
 --     over predicted app units, to the last bit.
 --
 -- Runs as a superuser in a fresh database with pgtap and allot created.
 BEGIN;
-SELECT plan(22);
+SELECT plan(26);
 \ir lib/lying_farm.sql
 
 -- The in-band case plays a farm of its own and rolls it back (an error
@@ -68,23 +75,24 @@ BEGIN
 END
 $f$;
 CREATE TEMP TABLE in_band AS
-SELECT claim, pg_temp.play(34, 15, claim) AS m FROM unnest(ARRAY['edge', 'fivefold', 'halflong']) claim;
+SELECT claim, pg_temp.play(34, 15, claim) AS m FROM unnest(ARRAY['edge', 'fivefold', 'halflong', 'tailfree']) claim;
 CREATE FUNCTION pg_temp.in_band_within(claim text, what text, pct float8) RETURNS text LANGUAGE sql AS $f$
     SELECT ok(abs(lied / honest - 1) <= pct / 100,
               format('%s with 34 owners of 134 claiming %s: '
                      '%s against %s honest, %s%% apart (at most %s%%)',
                      what, CASE claim WHEN 'edge' THEN '50 app units a job (inside the band)'
                                       WHEN 'fivefold' THEN '5 app units a job (inside chance, one by one)'
-                                      ELSE '10 app units every other job (inside chance, one by one)' END,
+                                      WHEN 'halflong' THEN '10 app units every other job (inside chance, one by one)'
+                                      ELSE 'exactly the prediction, every job (tail-free)' END,
                      round(lied::numeric, 3), round(honest::numeric, 3),
                      round((100 * (lied / honest - 1))::numeric, 1), pct))
       FROM (SELECT (m -> 'outcome' -> '1' ->> what)::float8 AS honest,
                    (m -> 'outcome' -> '2' ->> what)::float8 AS lied FROM in_band b WHERE b.claim = $1) x
 $f$;
 SELECT pg_temp.in_band_within(claim, what, 20)
-  FROM unnest(ARRAY['edge', 'fivefold', 'halflong']) claim, unnest(ARRAY['est_secs', 'bound_secs', 'credit']) what;
+  FROM unnest(ARRAY['edge', 'fivefold', 'halflong', 'tailfree']) claim, unnest(ARRAY['est_secs', 'bound_secs', 'credit']) what;
 SELECT ok((m -> 'inside' ->> '1')::float8 >= 0.999 AND (m -> 'inside' ->> '2')::float8 >= 0.999,
-          format('in-band colluders (%s): at least 99.9%% of the honest jobs sent after two rounds finish inside their bound, in both runs (%s)',
+          format('colluders (%s): at least 99.9%% of the honest jobs sent after two rounds finish inside their bound, in both runs (%s)',
                  claim, m -> 'inside'))
   FROM in_band ORDER BY claim;
 

@@ -582,6 +582,75 @@ t_chance_keeps_plausible(void)
 	return screen.n_voices_out == 0 && lied.n == n;
 }
 
+/*
+ * The bound of a job with app stats s, its base one second: the seed's
+ * factor, at least the farm's tail (estimate.c).
+ */
+static double
+bound_of(const AppStats *s)
+{
+	EstimateInput in = {.seconds_per_app_unit = 1, .predicted_app_units = 1,
+	.default_seconds_per_app_unit = 1, .default_bound_factor = 1};
+	double		est,
+				bound;
+
+	allot_estimate(&in, s, &est, &bound);
+	return bound;
+}
+
+/*
+ * A tail the farm shares but rarer than one report in 17 (issue 30,
+ * tail-free voices): 100 honest voices of two reports, 15 of them with a
+ * job at ten times the prediction, beside 34 voices that report exactly
+ * the prediction.  15 of 268 reports is below what mean + 4 sd can reach
+ * (one in 17), so the seed's bound stays under 10 even uncapped; 15
+ * voices of 134 reach 10, more than one in 16, so the jobs' bound is 10.
+ * Without the 34 (15 of 200) the seed's own bound passes 10 and no floor
+ * is kept.  Six voices of 134 at 10 are a few voices' claim: no floor,
+ * and the bound stays where the search stalled.
+ */
+static bool
+t_farms_tail(void)
+{
+	int64_t		out[MAXR];
+	AppUnitScreen screen = {{0, 0, 0}, {0, 0, 0}, out, 0, false};
+	AppStats	diluted,
+				honest,
+				few;
+	double		cap,
+				cap2,
+				cap3;
+	int			n = 0;
+
+	for (int h = 0; h < 134; h++)
+		for (int r = 0; r < 2; r++)
+			n = add(n, h + 1, h < 15 && r == 0 ? 10 : 1, 1);
+	allot_app_unit_stats(reports, n, work, &diluted, &cap, &screen);
+	n = 0;
+	for (int h = 0; h < 100; h++)
+		for (int r = 0; r < 2; r++)
+			n = add(n, h + 1, h < 15 && r == 0 ? 10 : 1, 1);
+	allot_app_unit_stats(reports, n, work, &honest, &cap2, &screen);
+	n = 0;
+	for (int h = 0; h < 134; h++)
+		for (int r = 0; r < 2; r++)
+			n = add(n, h + 1, h < 6 && r == 0 ? 10 : 1, 1);
+	allot_app_unit_stats(reports, n, work, &few, &cap3, &screen);
+	if (!(allot_app_unit_factor(&diluted, ALLOT_BOUND_X) < 10 && diluted.au_ratio_tail == 10 &&
+		  bound_of(&diluted) == 10 && cap == 10 &&
+		  honest.au_ratio_tail == 0 && bound_of(&honest) > 10 && cap2 > 10 &&
+		  few.au_ratio_tail == 0 && bound_of(&few) < 10 && cap3 < 10))
+	{
+		printf("# diluted: factor %g tail %g bound %g cap %g; honest: tail %g bound %g cap %g; "
+			   "few: tail %g bound %g cap %g\n",
+			   allot_app_unit_factor(&diluted, ALLOT_BOUND_X), diluted.au_ratio_tail,
+			   bound_of(&diluted), cap, honest.au_ratio_tail, bound_of(&honest), cap2,
+			   few.au_ratio_tail, bound_of(&few), cap3);
+		return false;
+	}
+	return true;
+}
+
 static const UnitTest tests[] =
 {
 	{"one host: Welford's statistics, the seed's worked example", t_one_host_is_plain},
@@ -600,6 +669,7 @@ static const UnitTest tests[] =
 	{"bounded influence: 34 of 134 and 50 of 150 voices claiming 50x inside the band are left out whole", t_chance_colluders},
 	{"bounded influence: 15 of 115 voices with 2 of 7 jobs at 10x, within chance together, are kept", t_chance_keeps_plausible},
 	{"bounded influence: 34 of 134 and 50 of 150 claiming 5x, 34 claiming 3x, 50 claiming 10x every other job: left out together", t_chance_colluders_in_band},
+	{"a tail 15 of 134 voices reach, diluted below one report in 17 by 34 tail-free voices, still bounds the jobs; 6 voices do not", t_farms_tail},
 };
 
 int
