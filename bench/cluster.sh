@@ -66,11 +66,22 @@ allot_replaced() { [ "$(sha256sum "$ALLOT_SO" | cut -c1-16)" != "$ALLOT_SHA256" 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/allot-bench.XXXXXX")
 CHILD=
 cleanup() {
+    local rc=$?
     [ -z "$CHILD" ] || kill "$CHILD" 2>/dev/null || true
     if [ -f "$WORK/data/postmaster.pid" ]; then
         as_cluster_user pg_ctl -D "$WORK/data" -m immediate -w stop >/dev/null 2>&1 || true
     fi
-    rm -rf "$WORK"
+    # A failed run says what the server said (a crash leaves its trace there
+    # only); KEEP_CLUSTER=1 keeps the whole cluster for a closer look.
+    if [ "$rc" -ne 0 ] && [ -f "$WORK/server.log" ]; then
+        echo "----- the server's log, its last 60 lines -----" >&2
+        tail -n 60 "$WORK/server.log" >&2
+    fi
+    if [ "${KEEP_CLUSTER:-0}" = 1 ]; then
+        echo "the cluster is kept in $WORK" >&2
+    else
+        rm -rf "$WORK"
+    fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT

@@ -124,6 +124,29 @@ static MemoryContext plans_context = NULL;
 static WritePlan plans[MAX_WRITE_PLANS];
 static int	n_plans = 0;
 
+/*
+ * A write under way uses its plan's compiled CHECKs, and invalidations can
+ * arrive in the middle of it (whatever opens a relation it had not locked
+ * yet accepts them: the publication check, the foreign key's lookup, the
+ * index entries).  Their memory is then freed only once no write is under
+ * way (a backend, stress-tested, crashed in ExecCheck on freed plans).
+ */
+static int	writes_under_way = 0;
+static bool plans_forgotten = false;	/* plans_context to be reset */
+
+static void
+reset_plans(void)
+{
+	n_plans = 0;
+	if (writes_under_way > 0)
+		plans_forgotten = true;
+	else
+	{
+		MemoryContextReset(plans_context);
+		plans_forgotten = false;
+	}
+}
+
 /* A change to the definition of a table forgets every plan. */
 static void
 forget_plans(Datum arg, Oid relid)
@@ -131,8 +154,7 @@ forget_plans(Datum arg, Oid relid)
 	for (int i = 0; i < n_plans; i++)
 		if (relid == InvalidOid || plans[i].relid == relid)
 		{
-			n_plans = 0;
-			MemoryContextReset(plans_context);
+			reset_plans();
 			return;
 		}
 }
@@ -370,7 +392,7 @@ write_plan(const InPlaceWrite *w, Relation rel, AllotTable *t)
 		callback_registered = true;
 	}
 	if (n_plans == MAX_WRITE_PLANS)
-		forget_plans((Datum) 0, InvalidOid);
+		reset_plans();
 	p = &plans[n_plans];
 	memset(p, 0, sizeof(*p));
 	p->write = w;
@@ -475,14 +497,15 @@ checks_hold(const WritePlan *p, TupleTableSlot *slot)
  * RowExclusiveLock.
  */
 static bool
-write_in_place(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *values,
-			   const bool *nulls)
+write_guts(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *values,
+		   const bool *nulls)
 {
 	AllotTable	own;
 	AllotTable *t = open;
 	Relation	rel;
 	TupleDesc	desc;
-	const WritePlan *p;
+	WritePlan	plan;
+	const WritePlan *p = &plan;
 	int			columns[MAX_WRITTEN];
 	HeapTuple	newrow = NULL;
 	TupleTableSlot *slot = NULL;
@@ -503,7 +526,8 @@ write_in_place(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Dat
 	}
 	rel = t->rel;
 	desc = RelationGetDescr(rel);
-	p = write_plan(w, rel, t);
+	/* A copy: plans[] may be planned again during the write; not its memory. */
+	plan = *write_plan(w, rel, t);
 	if (!p->ok || (w->row_ok != NULL && !w->row_ok(t, row, values)) ||
 		pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), ACL_UPDATE) != ACLCHECK_OK)
 		goto done;
@@ -554,6 +578,29 @@ done:
 		ExecDropSingleTupleTableSlot(slot);
 	if (t != open)
 		allot_table_close(t);
+	return written;
+}
+
+static bool
+write_in_place(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *values,
+			   const bool *nulls)
+{
+	volatile bool written = false;
+
+	writes_under_way++;
+	PG_TRY();
+	{
+		written = write_guts(w, open, row, values, nulls);
+	}
+	PG_CATCH();
+	{
+		if (--writes_under_way == 0 && plans_forgotten)
+			reset_plans();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (--writes_under_way == 0 && plans_forgotten)
+		reset_plans();
 	return written;
 }
 
