@@ -129,7 +129,8 @@ static int	n_plans = 0;
  * arrive in the middle of it (whatever opens a relation it had not locked
  * yet accepts them: the publication check, the foreign key's lookup, the
  * index entries).  Their memory is then freed only once no write is under
- * way (a backend, stress-tested, crashed in ExecCheck on freed plans).
+ * way (test/t/050_concurrency.pl's ANALYZE crashed a backend in ExecCheck
+ * on freed plans).
  */
 static int	writes_under_way = 0;
 static bool plans_forgotten = false;	/* plans_context to be reset */
@@ -306,7 +307,7 @@ plan_write(WritePlan *p, Relation rel, AllotTable *t)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	TupleConstr *constr = desc->constr;
-	TriggerDesc *td = rel->trigdesc;
+	TriggerDesc *td;
 	List	   *indexes;
 	ListCell   *lc;
 
@@ -317,7 +318,13 @@ plan_write(WritePlan *p, Relation rel, AllotTable *t)
 		rel->rd_rel->relrowsecurity || rel->rd_tableam != GetHeapamTableAmRoutine())
 		return;
 
-	/* Triggers. */
+	/*
+	 * Triggers, from a copy: looking up a trigger's function or constraint
+	 * may take in an invalidation of the table, and the relcache then makes
+	 * its triggers anew (as the executor knows: it copies them too).  The
+	 * copy lives in the plans' memory.
+	 */
+	td = CopyTriggerDesc(rel->trigdesc);
 	if (td != NULL)
 	{
 		if (td->trig_update_instead_row || td->trig_update_new_table ||

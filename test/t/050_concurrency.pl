@@ -7,7 +7,11 @@
 # validator would, and an operator's edits: app versions added and
 # deleted; assignment and job workloads added, paused, resumed, re-weighted
 # and deleted; hosts added (and given work) and deleted; coprocessors added
-# to and taken from the shared hosts; jobs added.  A second pgbench runs
+# to and taken from the shared hosts; jobs added; and ANALYZE of the
+# assignment and host tables, as autovacuum runs it, whose invalidations
+# reach every backend in the middle of its request (a write in place met
+# its plan freed, and its table's triggers made anew, and crashed: a
+# crash ends the run, and every check below fails).  A second pgbench runs
 # run_transitioner in two sessions at once, as two pg_cron jobs would.  All
 # of it on 24 shared hosts, shared workloads and shared apps, for 15 s under
 # allot.fairness = current, recent and debt in turn.  Then:
@@ -294,7 +298,11 @@ SELECT /* edit_host */ stress.edit_host(:h, :r);}
 	edit_jobs => [
 		1, q{\set r random(0, 1000000)
 SELECT /* edit_jobs */ stress.edit_jobs(:r);}
-	]);
+	],
+	# What autovacuum does now and then: new statistics, which every
+	# backend hears of as an invalidation of the table, in the middle of
+	# whatever it is doing (a write in place once crashed on one).
+	analyze => [ 1, q{ANALYZE /* analyze */ allot.assignment, allot.host;} ]);
 # Two transitioners, back to back, as two overlapping pg_cron jobs.
 my %transitioner = (transition => [ 1, q{SELECT /* transition */ allot.run_transitioner();} ]);
 
