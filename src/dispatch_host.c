@@ -73,11 +73,8 @@ prepare_plans(bool voices)
 											0, NULL);
 	}
 	if (app_stats_plan[voices] == NULL)
-		app_stats_plan[voices] = allot_prepare(psprintf(
-														"SELECT n_reports, actual_au_mean, actual_au_m2, predicted_au_mean,"
-														"       predicted_au_m2, au_ratio_mean, au_ratio_m2%s"
-														"  FROM allot.app WHERE id = $1",
-														voices ? ", coalesce(au_ratio_tail, 0)" : ""),
+		app_stats_plan[voices] = allot_prepare(psprintf("SELECT %s%s FROM allot.app WHERE id = $1",
+														ALLOT_APP_STATS_COLUMNS(voices)),
 											   1, id_only);
 	if (host_version_plan != NULL)
 		return;

@@ -77,6 +77,13 @@ allot_projected_flops(const HostVersion *hv, double peak)
 
 /* An app's statistics (seed 004), one app or a row read elsewhere. */
 extern void allot_read_app_stats(AppStats *stats, int64 app_id, bool voices);
+/*
+ * The columns of allot.app that allot_app_stats_from_row reads, in order;
+ * from 0.7.0 (voices) also the floor of the bound.
+ */
+#define ALLOT_APP_STATS_COLUMNS(voices) \
+	"n_reports, actual_au_mean, actual_au_m2, predicted_au_mean, predicted_au_m2," \
+	" au_ratio_mean, au_ratio_m2", (voices) ? ", coalesce(au_ratio_tail, 0)" : ""
 extern void allot_app_stats_from_row(AppStats *stats, HeapTuple t, TupleDesc d, int first);
 extern void allot_read_host_version(HostVersion *hv, int64 host_id, int64 version_id);
 

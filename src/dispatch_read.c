@@ -37,11 +37,8 @@ prepare_plans(bool voices)
 
 	/* From 0.7.0 also the floor of the bound (estimate.h). */
 	if (app_stats_plan[voices] == NULL)
-		app_stats_plan[voices] = allot_prepare(psprintf(
-														"SELECT id, n_reports, actual_au_mean, actual_au_m2, predicted_au_mean,"
-														"       predicted_au_m2, au_ratio_mean, au_ratio_m2%s"
-														"  FROM allot.app WHERE id = ANY ($1)",
-														voices ? ", coalesce(au_ratio_tail, 0)" : ""),
+		app_stats_plan[voices] = allot_prepare(psprintf("SELECT id, %s%s FROM allot.app WHERE id = ANY ($1)",
+														ALLOT_APP_STATS_COLUMNS(voices)),
 											   1, ids);
 	if (host_versions_plan != NULL)
 		return;
