@@ -396,8 +396,9 @@ screen_leaves_out(const AppUnitScreen *screen, const LearnJob *j)
  * that it is screened, each voice counts once and its tail is found from
  * below (app_unit_stats.c); the figure is mean + ALLOT_BOUND_X standard
  * deviations, or the ratio the farm's tail reaches where that is more
- * (AppStats.au_ratio_tail).  Reports that said nothing of FLOPS are left out.  Sets the
- * app row's run_flops_n and run_flops_bound (NULL: no report said).
+ * (AppStats.au_ratio_tail).  Reports that said nothing of FLOPS are left
+ * out.  Sets the app row's run_flops_n and run_flops_bound (NULL: no report
+ * said).
  */
 static void
 run_time_spread(const int64 *voices, const double *actual, const double *predicted,
