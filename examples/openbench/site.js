@@ -15,7 +15,9 @@
 //                               shas), resolved by resolver.js to commits,
 //                               benches and source zips; without a
 //                               resolver, or to override it, the sha,
-//                               bench and source typed
+//                               bench and source typed; OpenBench's SPRT
+//                               confidence, workload size, throughput and
+//                               priority (above 0: an approver's)
 //   GET/POST /tune/new/         an SPSA tune of one branch: its parameters,
 //                               one a line (spsa.js), and OpenBench's
 //                               settings (iterations, pairs per
@@ -180,7 +182,11 @@ function makeSite(db, { machines, resolver }) {
 <label for="options">Options</label><input type="text" id="options" name="options" value="${v('options', 'Threads=1 Hash=16')}">
 <label for="mode">Mode</label><select id="mode" name="mode"><option${v('mode', 'SPRT') === 'SPRT' ? html` selected` : ''}>SPRT</option><option${v('mode', '') === 'GAMES' ? html` selected` : ''}>GAMES</option></select>
 <label for="bounds">SPRT bounds (normalised Elo)</label><input type="text" id="bounds" name="bounds" value="${v('bounds', '[0.00, 3.00]')}">
+<label for="confidence">SPRT confidence [alpha, beta]</label><input type="text" id="confidence" name="confidence" value="${v('confidence', '[0.05, 0.05]')}">
 <label for="games">Games (GAMES)</label><input type="text" id="games" name="games" value="${v('games', '20000')}">
+<label for="workload_size">Workload size (game pairs per thread)</label><input type="text" id="workload_size" name="workload_size" value="${v('workload_size', '32')}">
+<label for="throughput">Throughput</label><input type="text" id="throughput" name="throughput" value="${v('throughput', '1000')}">
+<label for="priority">Priority (above 0: approvers only)</label><input type="text" id="priority" name="priority" value="${v('priority', '0')}">
 <label for="info">Notes</label><textarea id="info" name="info">${v('info', '')}</textarea>
 <button type="submit">Create</button></form>`, { message });
   }
@@ -269,11 +275,12 @@ ${field('alpha', 'Alpha', '0.602')}${field('gamma', 'Gamma', '0.101')}${field('a
   // The test's allot workload and row; its id.  allot's workload names are
   // unique, OpenBench's tests need not be: a second test of the same
   // branches is named "NAME (2)", a third "NAME (3)", and so on.
-  async function createNamed(t, settings, name, approved) {
+  async function createNamed(t, settings, name, priority, throughput, approved) {
     for (let k = 1; ; k++) {
       try {
-        const { rows: [row] } = await db.query('SELECT openbench.create_test($1::jsonb, $2::jsonb, $3, 0, 1000, $4) AS id',
-          [JSON.stringify(t), settings === null ? null : JSON.stringify(settings), k === 1 ? name : `${name} (${k})`, approved]);
+        const { rows: [row] } = await db.query('SELECT openbench.create_test($1::jsonb, $2::jsonb, $3, $4, $5, $6) AS id',
+          [JSON.stringify(t), settings === null ? null : JSON.stringify(settings), k === 1 ? name : `${name} (${k})`,
+            priority, throughput, approved]);
         return row.id;
       } catch (err) {
         if (err.code !== '23505' || err.constraint !== 'workload_name_key' || k >= 1000) throw err;
@@ -297,15 +304,25 @@ ${field('alpha', 'Alpha', '0.602')}${field('gamma', 'Gamma', '0.101')}${field('a
     const options = spec.engineOptions(form.text('options', { max: 1024 }), 'Options');
     const mode = path === 'tune' ? 'SPSA' : spec.oneOf(form.text('mode', { max: 8 }), ['SPRT', 'GAMES'], 'Mode');
     const tune = mode === 'SPSA' ? tuneOf(form) : null;
-    const sprt = mode === 'SPRT' ? spec.sprt(form.text('bounds', { max: 64 }), '0.05', '0.05', { bounds: 'SPRT bounds', alpha: 'alpha', beta: 'beta' }) : null;
+    // a field left out of the form takes OpenBench's default
+    const given = (name, max, fallback) => form.text(name, { max, optional: true }) ?? fallback;
+    const sprt = mode === 'SPRT' ? spec.sprt(form.text('bounds', { max: 64 }),
+      ...spec.pair(given('confidence', 64, '[0.05, 0.05]'), 'SPRT confidence', 'two error rates "[ALPHA, BETA]"').map(String),
+      { bounds: 'SPRT bounds', alpha: 'SPRT confidence: alpha', beta: 'SPRT confidence: beta' }) : null;
     const maxGames = mode === 'GAMES' ? spec.numberIn(form.text('games', { max: 16 }), 'Games', 2, 1e9, { integer: true }) : null;
+    // a tune's pairs per iteration are its workload size; its form has no such field
+    const workloadSize = tune ? tune.workloadSize
+      : spec.numberIn(given('workload_size', 8, '32'), 'Workload size', 1, 1024, { integer: true });
+    const throughput = spec.numberIn(given('throughput', 16, '1000'), 'Throughput', 1, 1e9, { integer: true });
+    const priority = spec.numberIn(given('priority', 8, '0'), 'Priority', -1000, 1000, { integer: true });
+    if (priority > 0 && me.approver !== true) throw new FormError(403, `only an approver may set a priority above 0, not ${priority}`);
     const info = form.text('info', { max: 4096, multiline: true, optional: true }) ?? '';
     const dev = await sideOf(form, 'dev', engine);
     const base = tune ? dev : await sideOf(form, 'base', engine);
     const t = {
       type: mode, dev_engine: engine.name, base_engine: engine.name, book_name: book,
       upload_pgns: 'COMPACT', scale_method: 'BOTH', scale_nps: Number(engine.scale_nps), syzygy_adj: 'OPTIONAL',
-      syzygy_wdl: 'OPTIONAL', win_adj: 'None', draw_adj: 'None', workload_size: tune ? tune.workloadSize : 32, use_penta: true,
+      syzygy_wdl: 'OPTIONAL', win_adj: 'None', draw_adj: 'None', workload_size: workloadSize, use_penta: true,
       elo_lower: sprt?.lower ?? null, elo_upper: sprt?.upper ?? null, alpha: sprt?.alpha ?? null, beta: sprt?.beta ?? null,
       lower_llr: sprt?.lowerLlr ?? null, upper_llr: sprt?.upperLlr ?? null, max_games: maxGames,
       author_id: me.id, info,
@@ -318,7 +335,7 @@ ${field('alpha', 'Alpha', '0.602')}${field('gamma', 'Gamma', '0.101')}${field('a
     }
     const approved = me.approver === true;
     const name = tune ? `${engine.name} ${dev.name} tune` : `${engine.name} ${dev.name} vs ${base.name}`;
-    const row = { id: await createNamed(t, tune?.settings ?? null, name, approved) };
+    const row = { id: await createNamed(t, tune?.settings ?? null, name, priority, throughput, approved) };
     await db.query('INSERT INTO openbench.action (account_id, test_id, summary) VALUES ($1, $2, $3)',
       [me.id, row.id, `created the ${path}${approved ? '' : ', to be approved'}`]);
     return new Redirect(`/${path}/${row.id}/`);

@@ -14,6 +14,14 @@
 # nodes a move, workload size 2 (8 games a workload on a 1-thread worker):
 #   SPRT   throughput 1500, normalised Elo [0, 200], alpha = beta = 0.25;
 #   GAMES  throughput 1000, 8 games.
+# The SPRT test is made as an engine developer makes one: in headless
+# Chromium (DevToolsPage.pm), on the web site (a second server.js, outside
+# the namespace), from branch names of a git repository holding the two
+# commits' trees, which the site resolves through git daemon to their
+# commits, benches and source zips; an approver approves it on its page.
+# The developer then watches its page while the workers play it (the Elo
+# and LLR move, it stops by the SPRT) and downloads its PGNs, which must
+# be the ones uploaded.
 # fastchess is built once per run (at -O0: it only referees; set
 # ALLOT_OPENBENCH_CACHE=DIR to keep it between runs) and copied into both
 # workers' folders; each worker builds the engines itself from the zips.
@@ -39,15 +47,24 @@
 # result, wrong passwords, a stale client version, an oversized body: each
 # gets OpenBench's {"error": ...} and changes no table of allot or the
 # front end; a true report afterwards is counted (the positive control).
+# Last, an SPSA tune (MultiPV and NoobBookLimit of weiss 60c5137 against
+# itself): w1's worker, started again in its folder (its engines are built)
+# with 2 threads, since an SPSA game takes twice the engine's threads, plays
+# it until a report has W != L; then each parameter's value is its start
+# moved by every counted report's spsa_delta in turn, kept within its min
+# and max, and at least one moved.
 use strict;
 use warnings FATAL => 'all';
+use Archive::Tar;
 use Cwd qw(abs_path);
 use Digest::SHA qw(sha256_hex);
 use File::Copy qw(copy);
 use File::Path qw(make_path);
 use FindBin;
 use lib $FindBin::RealBin;
+use DevToolsPage qw(evaluate_in_pages watch_page);
 use FrontEnds qw(install_front_ends);
+use IO::Socket::INET;
 use IO::Uncompress::Bunzip2 qw(bunzip2 $Bunzip2Error);
 use IPC::Run ();
 use JSON::PP;
@@ -234,7 +251,7 @@ END
 {
 	local $?;
 	$fastchess_build->kill_kill if $fastchess_build;
-	for my $name (qw(w1 w2 server files holder))
+	for my $name (qw(w1 w2 w3 server site git files holder))
 	{
 		my $p = $pid{$name} or next;
 		kill 'TERM', $p;
@@ -284,7 +301,6 @@ my @in_ns = ($tool{nsenter}, '--target', $pid{holder}, '--user', '--net', '--pre
 my $files = "$work/files";
 make_path("$files/fastchess/archive");
 copy($fastchess_zip, "$files/fastchess/archive/1525c4b.zip") or die "copy: $!";
-copy($engine_zip{$_}, "$files/weiss-$_.zip") or die "copy: $!" for ($DEV, $BASE);
 # A small book: the position after each of eight first moves.
 my $book = join '', map { "$_ - 0 1\n" } (
 	'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq', 'rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq',
@@ -308,6 +324,53 @@ http.server.ThreadingHTTPServer(('127.0.0.1', int(sys.argv[2])), Files).serve_fo
 };
 spawn('files', "$work/files.log", {}, $work, @in_ns, $tool{python}, '-c', $file_server, $files, $fs_port);
 
+# The engine's repository, as a developer's forge holds it: master is
+# weiss 3ca09c2's tree and branch "faster" weiss 60c5137's, each commit's
+# message naming its bench.  git daemon serves it on loopback (outside the
+# namespace: only the web site's server resolves branches); the file server
+# serves each commit's source zip, as GitHub's archive/SHA.zip.
+my $served = "$work/served";
+my $weiss_git = "$served/weiss.git";
+my %git_env = (HOME => $work, GIT_CONFIG_NOSYSTEM => 1, GIT_AUTHOR_NAME => 'dev', GIT_AUTHOR_EMAIL => 'dev@example.org',
+	GIT_COMMITTER_NAME => 'dev', GIT_COMMITTER_EMAIL => 'dev@example.org');
+sub git
+{
+	my $gout = '';
+	local @ENV{ keys %git_env } = values %git_env;
+	IPC::Run::run([ 'git', "--git-dir=$weiss_git", @_ ], '<', \undef, '>', \$gout, '2>&1') or die "git @_: $gout";
+	chomp $gout;
+	return $gout;
+}
+make_path($served);
+git(qw(init --quiet --bare -b master));
+my %branch_sha;
+for ([ master => $BASE, "Base\n\nBench: $BENCH{$BASE}" ], [ faster => $DEV, "Search faster\n\nBench: $BENCH{$DEV}" ])
+{
+	my ($branch, $from, $message) = @$_;
+	my $tree = "$work/tree-$branch";
+	($out, $ok) = run_cmd({}, $tool{python}, '-m', 'zipfile', '-e', $engine_zip{$from}, $tree);
+	ok($ok, "weiss $from unzipped") or diag($out);
+	my ($top) = glob("$tree/*");
+	git('symbolic-ref', 'HEAD', "refs/heads/$branch");
+	git('branch', $branch, 'master') if $branch ne 'master';
+	git("--work-tree=$top", qw(add --all .));
+	git("--work-tree=$top", qw(commit --quiet -m), $message);
+	$branch_sha{$branch} = git(qw(rev-parse HEAD));
+	git(qw(archive --format=zip), "--prefix=weiss-$branch_sha{$branch}/", '-o', "$files/weiss-$branch_sha{$branch}.zip",
+		$branch_sha{$branch});
+}
+git(qw(symbolic-ref HEAD refs/heads/master));
+my $git_port = PostgreSQL::Test::Cluster::get_free_port();
+my $exec_path = `git --exec-path`;
+chomp $exec_path;
+# git-daemon itself (not "git daemon", whose child would outlive a kill)
+spawn('git', "$work/git-daemon.log", {}, $work, @tied, "$exec_path/git-daemon", '--export-all', '--reuseaddr',
+	'--listen=127.0.0.1', "--port=$git_port", "--base-path=$served", $served);
+{
+	my $deadline = time + 120;
+	sleep 0.2 while time < $deadline && !IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $git_port, Proto => 'tcp');
+}
+
 # The front end.  Any port will do: nothing else listens in the namespace.
 my $port = 8000 + int(rand(1000));
 my $url = "http://127.0.0.1:$port";
@@ -327,6 +390,22 @@ spawn('server', $server_log,
 like(slurp($server_log), qr/selection: OpenBench's 2024 profile \(allot\.count_requester = on, allot\.repeat_upper = 1\.25\)/,
 	'with OpenBench\'s 2024 selection profile');
 
+# The web site, as people reach it: a second server.js over the same
+# database and files, outside the namespace, whose resolver reads the
+# engine's repository with git; the zips it names are the file server's.
+my $site_port = PostgreSQL::Test::Cluster::get_free_port();
+my $site = "http://127.0.0.1:$site_port";
+my $site_log = "$work/site.log";
+spawn('site', $site_log,
+	{ %pg, PGUSER => 'openbench_web', PORT => $site_port, HOST => '127.0.0.1', DATA_DIR => $data,
+	  RESOLVER => 'git', RESOLVER_REPOS => "git://127.0.0.1:$git_port/", SOURCE_ZIP_URL => "$fs/{name}-{sha}.zip" },
+	$work, @tied, $tool{node}, "$fe/server.js");
+{
+	my $deadline = time + 120;
+	sleep 0.1 while slurp($site_log) !~ /serving/ && time < $deadline && waitpid($pid{site}, POSIX::WNOHANG) == 0;
+	like(slurp($site_log), qr/serving OpenBench workers at \Q$site\E\//, "the web site is at $site") or BAIL_OUT(slurp($site_log));
+}
+
 # The operator's part.
 sub admin
 {
@@ -340,10 +419,13 @@ sub admin
 	note "node admin.js @args\n$aout$aerr";
 	return ("$aout$aerr", $aok);
 }
-($out, $ok) = admin("$PASSWORD\n", qw(add-user alice --password-stdin));
-ok($ok, 'admin.js add-user: an account for the workers');
-($out, $ok) = admin('', qw(add-engine Weiss --compilers gcc>=10 --path src --nps 2000000));
-ok($ok, 'admin.js add-engine Weiss');
+($out, $ok) = admin("$PASSWORD\n", qw(add-user alice --password-stdin --approver));
+ok($ok, 'admin.js add-user: an account for the workers, an approver\'s');
+($out, $ok) = admin("$PASSWORD\n", qw(add-user dave --password-stdin));
+ok($ok, 'admin.js add-user: dave, an engine developer');
+($out, $ok) = admin('', qw(add-engine Weiss --compilers gcc>=10 --path src --nps 2000000 --repo),
+	"git://127.0.0.1:$git_port/weiss.git");
+ok($ok, 'admin.js add-engine Weiss, with its repository');
 ($out, $ok) = admin('', qw(add-engine Secret --compilers gcc>=10 --private));
 ok($ok, 'admin.js add-engine Secret: a private engine');
 ($out, $ok) = admin('', 'add-book', 'eight.epd', '--source', "$fs/eight.epd.zip", '--file', "$work/eight.epd");
@@ -351,21 +433,54 @@ ok($ok, 'admin.js add-book');
 PostgreSQL::Test::Utils::append_to_file("$work/weiss.nnue", 'not really a network, but bytes with a sha256');
 ($out, $ok) = admin('', 'add-network', '--engine', 'Weiss', '--name', 'toy', '--file', "$work/weiss.nnue");
 ok($ok, 'admin.js add-network');
-sub sides { return ('--engine', $_[0], '--dev-source', "$fs/weiss-$DEV.zip", '--dev-sha', $DEV, '--dev-bench', $BENCH{$DEV},
-	'--base-source', "$fs/weiss-$BASE.zip", '--base-sha', $BASE, '--base-bench', $BENCH{$BASE},
+# (the commits of the repository below: the workers build each once)
+sub sides { return ('--engine', $_[0], '--dev-source', "$fs/weiss-$branch_sha{faster}.zip", '--dev-sha', $branch_sha{faster},
+	'--dev-bench', $BENCH{$DEV}, '--base-source', "$fs/weiss-$branch_sha{master}.zip", '--base-sha', $branch_sha{master},
+	'--base-bench', $BENCH{$BASE},
 	'--book', 'eight.epd', '--tc', 'N=2000', '--workload-size', '2'); }
 my @sides = sides('Weiss');
-($out, $ok) = admin('', 'create-test', @sides, '--name', 'sprt', '--sprt', '0,200', '--alpha', '0.25', '--beta', '0.25',
-	'--throughput', '1500');
-my ($sprt) = $out =~ /^test ([0-9]+)$/m;
-ok($ok && $sprt, 'admin.js create-test: an SPRT test');
+
+# The SPRT test, made in a browser (headless Chromium, DevToolsPage.pm) as
+# an engine developer makes one: dave logs in and names the branches; the
+# site resolves them to commits, benches and source zips.  His test waits
+# for an approver: alice approves it on its page.
+my $click = sub { "setTimeout(() => document.querySelector('$_[0]').click(), 0)" };
+my $fill = sub {
+	my (%f) = @_;
+	return join('', map { "document.querySelector('[name=$_]').value = " . encode_json([ $f{$_} ]) . '[0]; ' } sort keys %f);
+};
+my $log_in = sub { $fill->(username => $_[0], password => $PASSWORD) . $click->('main button[type=submit]') . "; 'logging in'" };
+my $browser = eval {
+	evaluate_in_pages("$site/login/", 1280, 900, $log_in->('dave'),
+		q{location.href = '/test/new/'; document.querySelector('#me').textContent},
+		$fill->(engine => 'Weiss', dev_branch => 'faster', base_branch => 'master', book => 'eight.epd', tc => 'N=2000',
+			options => 'Threads=1 Hash=16', mode => 'SPRT', bounds => '[0, 200]', confidence => '[0.25, 0.25]',
+			workload_size => '2', throughput => '1500', info => 'from Chromium')
+		  . $click->('main button[type=submit]') . "; 'creating'",
+		q{[location.pathname, document.querySelector('#status').textContent.replace(/\s+/g, ' ')]});
+} // [ "error: $@" ];
+diag($browser->[0]) if ($browser->[0] // '') =~ /^error: /;
+is($browser->[1], 'dave', 'Chromium: dave logs in');
+my ($sprt) = ($browser->[3][0] // '') =~ m{^/test/([0-9]+)/$};
+ok($sprt, 'he makes a test from branch names, and is taken to its page') or BAIL_OUT(slurp($site_log));
+like($browser->[3][1], qr/Status: pending/, 'it waits for approval');
+is(sql("SELECT dev_sha || ' ' || dev_bench || ' ' || dev_source || ' ' || base_sha || ' ' || base_bench || ' ' || base_source
+          FROM openbench.test WHERE id = $sprt"),
+	"$branch_sha{faster} $BENCH{$DEV} $fs/weiss-$branch_sha{faster}.zip $branch_sha{master} $BENCH{$BASE} $fs/weiss-$branch_sha{master}.zip",
+	'its branches resolved to their commits, the benches their messages name, and their source zips');
+$browser = eval {
+	evaluate_in_pages("$site/login/", 1280, 900, $log_in->('alice'), "location.href = '/test/$sprt/'; 'to the test'",
+		$click->('#approve') . "; 'approving'", q{document.querySelector('#status').textContent.replace(/\s+/g, ' ')});
+} // [ "error: $@" ];
+diag($browser->[0]) if ($browser->[0] // '') =~ /^error: /;
+unlike($browser->[3] // '', qr/pending/, "Chromium: alice approves it ($browser->[3])");
 ($out, $ok) = admin('', 'create-test', @sides, qw(--name games --games 8 --throughput 1000));
 my ($games) = $out =~ /^test ([0-9]+)$/m;
 ok($ok && $games, 'admin.js create-test: a test of 8 games');
 is(sql("SELECT string_agg(id || ' ' || name || ' ' || engine || ' ' || base_engine || ' ' || throughput || ' '
                           || dev_threads || ' ' || time_based || ' ' || workload_size || ' ' || state, ', ' ORDER BY id)
           FROM allot.workload"),
-	"$sprt sprt Weiss Weiss 1500 1 false 2 active, $games games Weiss Weiss 1000 1 false 2 active",
+	"$sprt Weiss faster vs master Weiss Weiss 1500 1 false 2 active, $games games Weiss Weiss 1000 1 false 2 active",
 	'each test is an active allot workload: engines, throughput, threads, fixed nodes (not time-based)');
 ($out, $ok) = admin('', 'create-test', @sides, '--games', '8', '--sprt', '0,5');
 ok(!$ok && $out =~ /give one of --sprt ELO0,ELO1 and --games N/, 'create-test refuses a test both SPRT and GAMES');
@@ -407,6 +522,38 @@ for my $w (qw(w1 w2))
 		'--no-client-downloads', '--fleet', @{ $args{$w} });
 }
 note 'workers started at ' . elapsed();
+
+# dave watches his test's page in Chromium while the workers play it,
+# reloading it every few seconds, until it has stopped.  (The page reloads
+# itself every 30 s: a person's F5 is quicker.)
+my @seen;
+{
+	my $deadline = time + 600;    # a hang guard, as below
+	my $watched = eval {
+		watch_page("$site/test/$sprt/", 1280, 900,
+			q|(() => {
+				const text = (sel) => (document.querySelector(sel)?.textContent ?? '').replace(/[ \t]+/g, ' ');
+				const done = document.querySelector('#pgns') !== null;
+				if (!done) setTimeout(() => location.reload(), 3000);
+				return { done, stats: text('#stats'), status: text('#status'), charts: document.querySelectorAll('#llr-chart polyline, #elo-chart polyline').length };
+			})()|,
+			sub { return $_[0]{done} || time > $deadline; });
+	} // [ { error => "$@" } ];
+	@seen = @$watched;
+}
+diag($seen[-1]{error}) if $seen[-1]{error};
+{
+	my @changes = grep { $_ == 0 || $seen[$_]{stats} ne $seen[ $_ - 1 ]{stats} } 0 .. $#seen;
+	note 'the test page, as dave saw it change:' . join('', map { "\n  load $_: " . ($seen[$_]{stats} // '') =~ s/\s*\n\s*/; /gr } @changes);
+}
+ok($seen[-1]{done}, 'Chromium: the test page says the test has stopped (' . scalar(@seen) . ' loads of it)')
+  or BAIL_OUT('the test never stopped');
+my %llr_seen = map { ($_->{stats} =~ /LLR +\| (-?[0-9.]+) /)[0] // 'none' => 1 } @seen;
+my %elo_seen = map { ($_->{stats} =~ /Elo +\| (-?[0-9.]+ \+- [0-9.]+)/)[0] // 'none' => 1 } @seen;
+ok(keys %llr_seen >= 2, 'the LLR moved as the reports came: ' . join(', ', sort keys %llr_seen));
+ok(keys %elo_seen >= 2, 'so did the Elo +-: ' . join(', ', sort keys %elo_seen));
+like($seen[-1]{status}, qr/Status: (passed|failed) at .* \(sprt, (passed|failed)\)/, "stopped by the SPRT: $seen[-1]{status}");
+ok($seen[-1]{charts} >= 2, 'beside the charts of its LLR and Elo');
 
 # Wait for both tests to stop, and for each worker to be told that nothing
 # is left ({} to its request).  --fleet would have it idle 60 s before it
@@ -591,6 +738,22 @@ for my $r (@results)
 	{
 		is($at, scalar(@pairs), "result $id: every pair of its PGN was reported");
 	}
+}
+# dave downloads the SPRT test's PGNs from its page: each workload's, as
+# uploaded (the last come once the workers have stopped).
+{
+	my $downloads = "$work/downloads";
+	make_path($downloads);
+	my $got = eval {
+		local $DevToolsPage::download_dir = $downloads;
+		evaluate_in_pages("$site/test/$sprt/", 1280, 900, $click->('#pgns') . "; 'downloading'");
+	} // [ "error: $@" ];
+	diag($got->[0]) if ($got->[0] // '') =~ /^error: /;
+	my $tar = Archive::Tar->new("$downloads/$sprt.pgn.tar");
+	my @want = sort map { "$sprt.$_->[0].$_->[4].pgn.bz2" } grep { $_->[1] == $sprt && -s "$data/pgns/$sprt.$_->[0].$_->[4].pgn.bz2" } @results;
+	is(join(' ', sort map { $_->name } ($tar ? $tar->get_files : ())), join(' ', @want),
+		"Chromium downloaded $sprt.pgn.tar: the PGN of each of the test's workloads");
+	is(scalar(grep { $tar && $tar->get_content($_) eq slurp("$data/pgns/$_") } @want), scalar(@want), 'each as uploaded');
 }
 for my $t ($sprt, $games)
 {
@@ -800,6 +963,110 @@ like($out, qr/^3 host\(s\) of machines not seen for 0 days removed from allot$/m
 $r = http('clientHeartbeat', [ machine_id => $liar, secret => $secret, test_id => $third ]);
 is(error_of($r), 'Bad Client Version: Bad Machine Id', 'the pruned machine\'s next call: Bad Machine Id');
 is(sql('SELECT count(*) FROM openbench.result'), scalar(@results) + 1, 'its results stay');
+
+# ---------------------------------------------------------------------------
+# An SPSA tune, played by the unmodified worker.  allot gives an SPSA
+# workload to a host with twice the engine's threads (dev and base each
+# play with the perturbed values at once), so w1's worker starts again in
+# its folder, where its engines and fastchess already are, with -T 2.
+# At a fixed number of nodes weiss plays the same moves whatever its Hash
+# (tried: a tune of Hash split every pair, W = L, and never moved); MultiPV
+# changes its search, so dev and base play differently.  MultiPV starts at
+# 2: each side plays it moved c = 1 its way (1 or 3), and with one line
+# the search goes deeper at a fixed number of nodes, so a decisive report
+# moves it (and a large W - L is clipped at its min, 1).  NoobBookLimit
+# (unused while NoobBook is off) starts at its max: moved up, it is clipped.
+# The tests still open (third, private) are stopped first: the tune is
+# the only work left.
+admin('', 'stop-test', $_) for ($third, $private);
+PostgreSQL::Test::Utils::append_to_file("$work/tune.txt",
+	"MultiPV, int, 2, 1, 4, 1, 0.5\nNoobBookLimit, int, 3, 0, 3, 1, 0.5\n");
+($out, $ok) = admin('', 'create-test', '--engine', 'Weiss', '--dev-source', "$fs/weiss-$branch_sha{faster}.zip",
+	'--dev-sha', $branch_sha{faster}, '--dev-bench', $BENCH{$DEV}, '--book', 'eight.epd', '--tc', 'N=2000',
+	'--workload-size', '2', '--options', 'Threads=1', '--spsa', "$work/tune.txt", '--iterations', '50');
+my ($tune) = $out =~ /^test ([0-9]+)$/m;
+ok($ok && $tune, "admin.js create-test --spsa: tune $tune");
+my $params = sub {
+	return { map { my ($n, @v) = split /\|/; ($n => \@v) } split /\n/,
+		sql("SELECT name, value, start, min_value, max_value FROM openbench.spsa_parameter WHERE test_id = $tune") };
+};
+my $start = $params->();
+spawn('w3', "$work/w3.log", { PYTHONDONTWRITEBYTECODE => 1, PYTHONUNBUFFERED => 1 }, $worker{w1}, @in_ns,
+	$tool{unshare}, '--pid', '--fork', '--mount-proc', '--kill-child', '--',
+	$tool{python}, 'client.py', '-U', 'alice', '-P', $PASSWORD, '-S', $url, '-T', '2', '-N', '1',
+	'--no-client-downloads', '--fleet');
+note 'the tune\'s worker started at ' . elapsed();
+# Play until a counted report holds more wins than losses or fewer (its
+# delta, r c flip (W - L), is then not zero), then stop the tune and wait
+# for the worker to be told that nothing is left.  Whether the parameters
+# moved is checked below, from the values stored.
+my $decisive = sub {
+	return sql(qq{SELECT count(*) FROM openbench.submission s JOIN openbench.result r ON r.id = s.result_id
+	               WHERE r.test_id = $tune AND s.counted AND s.wins <> s.losses}) > 0;
+};
+my ($tune_stopped, $tune_idle);
+{
+	my $deadline = time + 600;    # a hang guard: a report comes every minute or so
+	while (time < $deadline && !$tune_idle)
+	{
+		if (waitpid($pid{w3}, POSIX::WNOHANG) != 0)
+		{
+			fail('the tune\'s worker exited before it was told that nothing is left');
+			BAIL_OUT(slurp("$work/w3.log"));
+		}
+		if (!$tune_stopped && ($decisive->() || sql("SELECT finished_at IS NOT NULL FROM openbench.test WHERE id = $tune") eq 't'))
+		{
+			$tune_stopped = 1;
+			note 'a report of the tune with W != L (or its end) at ' . elapsed();
+			admin('', 'stop-test', $tune);
+		}
+		my $m = $tune_stopped && sql(q{SELECT max(m.host_id) FROM openbench.machine m JOIN allot.host h ON h.id = m.host_id
+		                              WHERE h.name = 'alice' AND h.threads = 2});
+		$tune_idle = 1 if $m && slurp($server_log) =~ /machine $m: nothing to do/;
+		sleep 0.5;
+	}
+}
+ok($tune_idle, 'the tune stopped, and then its worker was told that nothing is left');
+{
+	my $python = child_of($pid{w3});
+	ok($python && kill('INT', $python), 'Ctrl-C to the tune\'s worker');
+	my ($deadline, $status) = (time + 120, undef);
+	while (time < $deadline && !defined $status)
+	{
+		$status = $? if waitpid($pid{w3}, POSIX::WNOHANG) == $pid{w3};
+		sleep 0.1;
+	}
+	is($status, 0, 'the tune\'s worker exited, with status 0');
+	delete $pid{w3};
+	unlike(slurp("$work/w3.log"), qr/Traceback/, 'and met no error');
+	note "----- w3 -----\n" . join "\n", grep { /Requesting|Workload \[|Bench for|Finished game|Traceback|Error|error|Exception/ }
+	  split /\n/, slurp("$work/w3.log");
+}
+is(sql("SELECT string_agg(DISTINCT h.threads::text, ',') FROM openbench.result r JOIN allot.host h ON h.id = r.host_id
+         WHERE r.test_id = $tune"), '2', 'the tune was played by the 2-thread machine');
+my @deltas = map { [ split /,/, substr($_, 1, -1) ] } split /\n/, sql(qq{
+	SELECT s.spsa_delta FROM openbench.submission s JOIN openbench.result r ON r.id = s.result_id
+	 WHERE r.test_id = $tune AND s.counted ORDER BY s.id});
+ok(@deltas > 0, scalar(@deltas) . ' report(s) of the tune were counted');
+my $end = $params->();
+my @order = split /\n/, sql("SELECT name FROM openbench.spsa_parameter WHERE test_id = $tune ORDER BY index");
+for my $i (0 .. $#order)
+{
+	my $n = $order[$i];
+	my ($value, $begin, $min, $max) = @{ $end->{$n} };
+	my $replay = $begin;
+	for my $d (@deltas)
+	{
+		$replay += $d->[$i];
+		$replay = $min if $replay < $min;
+		$replay = $max if $replay > $max;
+	}
+	ok(abs($value - $replay) < 1e-9, "$n: $begin moved to $value, its start moved by each counted report's delta ($replay)");
+	ok($value >= $min && $value <= $max, "$n: $value within [$min, $max]");
+}
+ok($decisive->(), 'a counted report of the tune has more wins than losses or fewer');
+my @changed = sort grep { $end->{$_}[0] != $start->{$_}[0] } keys %$end;
+ok(@changed > 0, 'the worker\'s reports moved the tune\'s parameters: ' . join(', ', map { "$_ $start->{$_}[0] -> $end->{$_}[0]" } @changed));
 
 note 'done at ' . elapsed();
 done_testing();

@@ -335,6 +335,10 @@ refusals('/test/new/', 'a new test', \%new,
 	[ 'bounds the wrong way round', { bounds => '[5, 0]' }, 400, qr/the first bound must be below the second/ ],
 	[ 'a commit naming no bench', { dev_branch => 'nobench' }, 400, qr/names no bench \(&quot;Bench: N&quot;\): type it/ ],
 	[ 'a bad time control', { tc => '10 minutes' }, 400, qr/Time control must be N=nodes/ ],
+	[ 'a confidence of one number', { confidence => '0.05' }, 400, qr/SPRT confidence must be two error rates/ ],
+	[ 'a confidence out of range', { confidence => '[0.05, 0.7]' }, 400, qr/SPRT confidence: beta must be a number from 0\.000001 to 0\.499, not &quot;0\.7&quot;/ ],
+	[ 'a workload size of 0', { workload_size => '0' }, 400, qr/Workload size must be a whole number from 1 to 1024, not &quot;0&quot;/ ],
+	[ 'a throughput of words', { throughput => 'lots' }, 400, qr/Throughput must be a whole number from 1 to 1000000000, not &quot;lots&quot;/ ],
 	[ 'an unknown engine', { engine => 'Nope' }, 400, qr/There is no engine &quot;Nope&quot;/ ]);
 is(tests(), $before, 'none of them made a test');
 
@@ -356,12 +360,18 @@ my %alice_jar = %jar;
 $csrf = token(browse('GET', '/login/')->{content});
 is(browse('POST', '/login/', { username => 'bob', password => $bob_password, csrf => $csrf })->{status}, 303, 'bob logs in');
 $csrf = token(browse('GET', '/test/new/')->{content});
+$before = tests();
+refusals('/test/new/', 'bob\'s new test', { %new, csrf => $csrf },
+	[ 'a priority above 0', { priority => '5' }, 403, qr/Only an approver may set a priority above 0, not 5/ ]);
+is(tests(), $before, 'it made no test');
 $r = browse('POST', '/test/new/', { %new, csrf => $csrf, dev_branch => $faster_sha, base_sha => $master_sha, base_bench => '2000000',
-	base_source => 'http://127.0.0.1/base.zip', base_branch => '' });
+	base_source => 'http://127.0.0.1/base.zip', base_branch => '', confidence => '[0.1, 0.2]', workload_size => '4' });
 is($r->{status}, 303, 'bob makes a test from a sha, and a base typed in full');
 my ($bobs) = ($r->{headers}{location} // '') =~ m{^/test/([0-9]+)/$};
-is(sql("SELECT approved || ' ' || w.state || ' ' || base_source FROM openbench.test t JOIN allot.workload w USING (id) WHERE t.id = $bobs"),
-	'false paused http://127.0.0.1/base.zip', 'it waits for approval, its workload paused, the source as typed');
+is(sql("SELECT approved || ' ' || w.state || ' ' || base_source || ' ' || alpha || ' ' || beta || ' ' || t.workload_size || ' '
+               || w.workload_size FROM openbench.test t JOIN allot.workload w USING (id) WHERE t.id = $bobs"),
+	'false paused http://127.0.0.1/base.zip 0.1 0.2 4 4',
+	'it waits for approval, its workload paused, the source, confidence and workload size as typed');
 $r = browse('GET', "/test/$made/");
 unlike($r->{content}, qr/id="stop"/, 'alice\'s test offers bob no stop button');
 $r = browse('POST', "/test/$made/stop/", { csrf => token($r->{content}) });

@@ -20,12 +20,18 @@ use File::Temp ();
 use IPC::Run ();
 use JSON::PP ();
 
-our @EXPORT_OK = qw(evaluate_in_page evaluate_in_pages);
+our @EXPORT_OK = qw(evaluate_in_page evaluate_in_pages watch_page);
 
 # Set (with local) to a directory: the browser saves downloads there, and
 # evaluate_in_pages returns only once the download its last expression
 # started has completed (it dies if it was cancelled).
 our $download_dir;
+
+# The longest wait, in seconds, for the browser to start and load the
+# first page, then for each page to load and its expression's value (and
+# the download after the last); set it with local for an expression that
+# waits longer.
+our $timeout = 60;
 
 # evaluate_in_page(URL, WIDTH, HEIGHT, EXPRESSION): the value of the
 # JavaScript EXPRESSION (returned as JSON, so a plain object, array, string
@@ -46,10 +52,29 @@ sub evaluate_in_page
 sub evaluate_in_pages
 {
 	my ($url, $width, $height, @expressions) = @_;
+	return browse($url, $width, $height, sub { return $expressions[ scalar @{ $_[0] } ]; });
+}
+
+# watch_page(URL, WIDTH, HEIGHT, EXPRESSION, DONE): EXPRESSION evaluated at
+# each load of the page (the page's own refresh, or a reload EXPRESSION
+# starts), until DONE (a Perl sub given its value) is true.  Returns the
+# values in an array ref, DONE's last.  As a person watching a page.
+sub watch_page
+{
+	my ($url, $width, $height, $expression, $done) = @_;
+	return browse($url, $width, $height, sub { my ($v) = @_; return @$v && $done->($v->[-1]) ? undef : $expression; });
+}
+
+# browse(URL, WIDTH, HEIGHT, NEXT): NEXT, given the values so far, returns
+# the expression to evaluate once the next page has loaded, or undef when
+# there is none left.
+sub browse
+{
+	my ($url, $width, $height, $next) = @_;
 	my $profile = File::Temp::tempdir('allot-devtools-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	my ($commands, $replies, $log) = ('', '', '');
 	# a timeout ends a pump that waits longer (it dies, and the eval below stops the browser)
-	my $timer = IPC::Run::timeout(60);
+	my $timer = IPC::Run::timeout($timeout);
 	my $browser = IPC::Run::start(
 		[
 			'chromium', '--headless', '--no-sandbox', '--disable-gpu', '--remote-debugging-pipe',
@@ -124,8 +149,9 @@ sub evaluate_in_pages
 		  if defined $download_dir;
 		my $nav = $call->('Page.navigate', { url => $url }, $session);
 		die "cannot load $url: $nav->{errorText}\n" if $nav->{errorText};
-		for my $expression (@expressions)
+		while (defined(my $expression = $next->(\@values)))
 		{
+			$timer->start;    # each page's load and value in $timeout
 			$await->('Page.loadEventFired', $session);
 			my $result = $call->('Runtime.evaluate',
 				{ expression => $expression, returnByValue => JSON::PP::true, awaitPromise => JSON::PP::true },
@@ -134,6 +160,7 @@ sub evaluate_in_pages
 			  if $result->{exceptionDetails};
 			push @values, $result->{result}{value};
 		}
+		$timer->start;
 		while (defined $download_dir)
 		{
 			my $state = $await->('Browser.downloadProgress', '')->{params}{state};
