@@ -16,7 +16,11 @@
 #             both from bench/assign_bare.sql: nothing else in either
 #             transaction, now a constant of the run (the walk's clock when
 #             it starts).  This ratio is the headline: what allot costs
-#             over the cheapest write a server makes.
+#             over the cheapest write a server makes.  Each bare run's
+#             first BARE_WARMUP seconds are not measured, and its DURATION
+#             seconds after them are, in the same connections (as a web
+#             layer's pool keeps them: bench/cluster.sh, MEASURE_WARMUP);
+#             the walk's runs start new connections.
 #   walk-upd  UPDATE public.bench_host SET last_seen = <now> WHERE id = <host>
 #             (public.bench_host: a copy of allot.host, same rows, columns,
 #             CHECKs and indexes; allot's own tables are left alone)
@@ -76,6 +80,10 @@
 #   CLIENTS="8 32"       client counts
 #   DURATION=30          seconds per timed run
 #   WARMUP=5             untimed seconds of each script before each client count
+#   BARE_WARMUP=30       unmeasured seconds at the start of each bare run (its
+#                        connections warm: at 32 clients a backend takes about
+#                        half a minute to map the pages a request reads)
+#   KEEP_CLUSTER=1       keep the cluster and the last farm's database
 #   INTERVAL=90          virtual seconds between two requests of a host
 #   CHURN=100            one position in CHURN alternates between two hosts
 #   SETTLE=2             untimed laps of the farm after the first one
@@ -84,7 +92,7 @@
 #   PROFILE=1            0: no profile run
 #   BUSY_MAX=25 WAIT_MAX=60    quiet machine: see bench/cluster.sh
 #   QUICK=1 sets CONFIGS="100000x200 1000x200 1000x2000x1820" CLIENTS=8 DURATION=5
-#   WARMUP=2 WAIT_MAX=10 SETTLE=0 (each still overridable): it checks that
+#   WARMUP=2 BARE_WARMUP=2 WAIT_MAX=10 SETTLE=0 (each still overridable): it checks that
 #   the benchmark works; its figures are not a steady farm's.
 #
 # The report is also written to bench/out/assign-<date>.txt (git-ignored).
@@ -93,12 +101,14 @@ set -euo pipefail
 if [ "${QUICK:-0}" = 1 ]; then
     CONFIGS=${CONFIGS:-"100000x200 1000x200 1000x2000x1820"}
     CLIENTS=${CLIENTS:-8} DURATION=${DURATION:-5} WARMUP=${WARMUP:-2} WAIT_MAX=${WAIT_MAX:-10}
+    BARE_WARMUP=${BARE_WARMUP:-2}
     SETTLE=${SETTLE:-0}
 fi
 CONFIGS=${CONFIGS:-"100000x200 100000x2000x1820 1000x200 1000x2000"}
 CLIENTS=${CLIENTS:-"8 32"}
 DURATION=${DURATION:-30}
 WARMUP=${WARMUP:-5}
+BARE_WARMUP=${BARE_WARMUP:-30}
 INTERVAL=${INTERVAL:-90}
 CHURN=${CHURN:-100}
 SETTLE=${SETTLE:-2}
@@ -234,8 +244,9 @@ bare() {
     local db=$1 assign=$2 name=$3 vnow
     vnow=$(psql_q -d "$db" -At -c "SELECT to_timestamp($T0::float8 + $STEP::float8 * last_value)
                                      FROM public.bench_clock")
-    MEASURE_SIDE='' MEASURE_EXCLUDE='' measure_pgbench "$name" "$db" -c "$CLIENTS_NOW" -j "$((THREADS < CLIENTS_NOW ? THREADS : CLIENTS_NOW))" \
-        -T "$DURATION" -D nhosts="$NHOSTS" -D assign="$assign" -D vnow="$vnow" -f "$BENCH_DIR/assign_bare.sql"
+    MEASURE_SIDE='' MEASURE_EXCLUDE='' MEASURE_WARMUP=$BARE_WARMUP measure_pgbench "$name" "$db" -c "$CLIENTS_NOW" \
+        -j "$((THREADS < CLIENTS_NOW ? THREADS : CLIENTS_NOW))" -T "$((BARE_WARMUP + DURATION))" \
+        -D nhosts="$NHOSTS" -D assign="$assign" -D vnow="$vnow" -f "$BENCH_DIR/assign_bare.sql"
 }
 
 # timed DB NAME: one measured run, NAME one of walk-upd, walk-asg, bare-upd,
@@ -265,7 +276,7 @@ timed() {
           FROM allot.assignment a
          WHERE a.host_id IN (SELECT 1 + (k * $MULT + $SEED) % $NHOSTS
                                FROM generate_series(0::bigint, $NHOSTS - 1) k WHERE k % $CHURN <> k / $CHURN % $CHURN)")
-    WRITES+=("$NHOSTS $NWORKLOADS $TOP $CLIENTS_NOW $name $(awk -v n="$RUN_N" '
+    WRITES+=("$NHOSTS $NWORKLOADS $TOP $CLIENTS_NOW $name $(awk -v n="${RUN_N_ALL:-$RUN_N}" '
         NR == FNR { ins[$1] = $2; upd[$1] = $3; hot[$1] = $4; del[$1] = $5; next }
         { i[$1] = $2 - ins[$1]; u[$1] = $3 - upd[$1]; h[$1] = $4 - hot[$1]; d[$1] = $5 - del[$1] }
         END { printf "%.3f %.3f %.3f %.0f %.3f %.3f", u["host"] / n,
@@ -314,7 +325,8 @@ for config in $CONFIGS; do
     fi
     psql_q -d "$db" -At -c "SELECT coalesce(string_agg(c, E'\n'), '') FROM allot.check_invariants() c" |
         grep . | sed 's/^/    invariant broken: /' || true
-    psql_q -c "DROP DATABASE $db"   # its buffers go too: the next farm starts alike
+    # its buffers go too: the next farm starts alike (KEEP_CLUSTER=1 keeps the last)
+    [ "${KEEP_CLUSTER:-0}" = 1 ] && [ "$config" = "${CONFIGS##* }" ] || psql_q -c "DROP DATABASE $db"
 done
 
 # ---------------------------------------------------------------------------

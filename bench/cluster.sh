@@ -277,13 +277,38 @@ wait_backends_gone() {
 #                           transaction, DB's top-level statements but those
 #                           matching MEASURE_EXCLUDE (a regular expression)
 measure_begin() {
+    measure_ready "$1"
+    measure_start
+}
+
+# measure_begin in two: measure_ready DB checkpoints and waits for a quiet
+# machine; measure_start [PID] resets the statistics and takes the counters,
+# PID's process tree (a client still running, as pgbench in a run with a
+# warm-up) counted as client CPU already spent.
+measure_ready() {
     psql_q -d "$1" -c CHECKPOINT
     wait_quiet "$1"
     RUN_QUIET=$QUIET
+}
+
+measure_start() {
+    local live=0
+    [ -z "${1:-}" ] || live=$(tree_ticks "$1")
     psql_q -c 'SELECT pg_stat_statements_reset()' -c "SELECT pg_stat_reset_shared('wal')" >/dev/null
-    M_C0=$(cluster_ticks) M_K0=$(client_ticks)
+    M_C0=$(cluster_ticks) M_K0=$(($(client_ticks) + live))
     read -r M_B0 _ < <(machine_ticks)
     RUN_START=$(date +%s.%N)
+}
+
+# CPU ticks of process PID and its descendants, alive (their threads' too).
+tree_ticks() {
+    local pids=$1 next=$1 p
+    while [ -n "$next" ]; do
+        next=$(for p in $next; do pgrep -P "$p"; done | tr '\n' ' ')
+        pids="$pids $next"
+    done
+    # shellcheck disable=SC2046  # a list of paths
+    cat $(printf '/proc/%s/stat ' $pids) 2>/dev/null | sed 's/.*) //' | awk '{ s += $12 + $13 } END { print s + 0 }'
 }
 
 measure_end() {
@@ -310,23 +335,42 @@ measure_end() {
 # command run in the background during the run and stopped when pgbench
 # ends, e.g. a sweeper) and MEASURE_EXCLUDE may be set for the call.  Sets what
 # measure_end sets, and:
-#   RUN_TPS RUN_N           tps, transactions
+#   RUN_TPS RUN_N           tps, transactions (after the warm-up)
+#   RUN_N_ALL               transactions, the warm-up's too
 #   RUN_P50 RUN_P99         latency, ms (per-transaction log)
 #   RUN_LOG RUN_SUMMARY     the per-transaction logs' prefix; pgbench's output
 # pgbench's options: -n -M prepared -l always; the caller gives -c, -j, -T or
 # -t, -D and -f.  A failed transaction is an error.
+# MEASURE_WARMUP=S (with -T): the first S seconds of the run are not
+# measured, and the rest is, in the same connections.  A backend maps the
+# shared buffers into its memory page by page as it first touches them, so
+# the first seconds of new connections cost more the more pages a request
+# reads (over 2.5 times for assign_workload at 100,000 hosts and 32
+# clients); a web layer's pooled connections pay it once.  The figures are
+# then those of the transactions that ended after the warm-up.
 measure_pgbench() {
     local name=$1 db=$2 prefix="$WORK/log/$1" rc=0 side=
     shift 2
     mkdir -p "$WORK/log"
     rm -f "$prefix" "$prefix".*
     RUN_SUMMARY="$prefix-summary.txt" RUN_LOG=$prefix
-    measure_begin "$db"
-    if [ -n "${MEASURE_SIDE:-}" ]; then
-        $MEASURE_SIDE >"$prefix-side.txt" 2>&1 &
-        side=$!
+    if [ "${MEASURE_WARMUP:-0}" -gt 0 ]; then
+        [ -z "${MEASURE_SIDE:-}" ] || die "measure_pgbench: MEASURE_WARMUP with MEASURE_SIDE is not supported"
+        measure_ready "$db"
+        pgbench -n -M prepared -l --log-prefix="$prefix" "$@" "$db" >"$RUN_SUMMARY" 2>&1 &
+        CHILD=$!
+        sleep "$MEASURE_WARMUP"
+        measure_start "$CHILD"
+        wait "$CHILD" || rc=$?
+        CHILD=
+    else
+        measure_begin "$db"
+        if [ -n "${MEASURE_SIDE:-}" ]; then
+            $MEASURE_SIDE >"$prefix-side.txt" 2>&1 &
+            side=$!
+        fi
+        bg_run pgbench -n -M prepared -l --log-prefix="$prefix" "$@" "$db" >"$RUN_SUMMARY" 2>&1 || rc=$?
     fi
-    bg_run pgbench -n -M prepared -l --log-prefix="$prefix" "$@" "$db" >"$RUN_SUMMARY" 2>&1 || rc=$?
     if [ -n "$side" ]; then
         # Still running means it did not fail; stopped now, it may say so.
         kill -0 "$side" 2>/dev/null || wait "$side" || { cat "$prefix-side.txt" >&2; die "$MEASURE_SIDE failed"; }
@@ -336,6 +380,14 @@ measure_pgbench() {
     [ "$rc" -eq 0 ] || { cat "$RUN_SUMMARY" >&2; die "pgbench $name failed"; }
     RUN_TPS=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$RUN_SUMMARY" | tail -n 1)
     RUN_N=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$RUN_SUMMARY")
+    RUN_N_ALL=$RUN_N
+    if [ "${MEASURE_WARMUP:-0}" -gt 0 ]; then
+        # the transactions that ended after the warm-up (log: columns 5 and
+        # 6 the end's epoch seconds and microseconds), over their span
+        read -r RUN_N RUN_TPS < <(cat "$prefix".* | awk -v t0="$RUN_START" '
+            { t = $5 + $6 / 1e6; if (t >= t0) { n++; if (t > last) last = t } }
+            END { printf "%d %.6f\n", n, (last > t0 ? n / (last - t0) : 0) }')
+    fi
     [ -n "$RUN_TPS" ] && [ -n "$RUN_N" ] && [ "$RUN_N" -gt 0 ] ||
         { cat "$RUN_SUMMARY" >&2; die "no transactions in the output of pgbench $name"; }
     if grep -q '^number of failed transactions: [1-9]' "$RUN_SUMMARY"; then
@@ -344,7 +396,12 @@ measure_pgbench() {
         die "pgbench $name had failed transactions"
     fi
     measure_end "$db" "$RUN_N"
-    read -r RUN_P50 RUN_P99 < <(latency_percentiles "$prefix".*)
+    if [ "${MEASURE_WARMUP:-0}" -gt 0 ]; then
+        read -r RUN_P50 RUN_P99 < <(cat "$prefix".* | awk -v t0="$RUN_START" '$5 + $6 / 1e6 >= t0' |
+                                    latency_percentiles)
+    else
+        read -r RUN_P50 RUN_P99 < <(latency_percentiles "$prefix".*)
+    fi
 }
 
 # p50 and p99 latency in ms of pgbench per-transaction logs (column 3: the
