@@ -80,9 +80,10 @@
 #   CLIENTS="8 32"       client counts
 #   DURATION=30          seconds per timed run
 #   WARMUP=5             untimed seconds of each script before each client count
-#   BARE_WARMUP=30       unmeasured seconds at the start of each bare run (its
-#                        connections warm: at 32 clients a backend takes about
-#                        half a minute to map the pages a request reads)
+#   BARE_WARMUP=90       unmeasured seconds at the start of each bare run (its
+#                        connections warm: at 32 clients on 100,000 hosts a
+#                        backend takes over a minute to map the pages the
+#                        requests read)
 #   KEEP_CLUSTER=1       keep the cluster and the last farm's database
 #   INTERVAL=90          virtual seconds between two requests of a host
 #   CHURN=100            one position in CHURN alternates between two hosts
@@ -108,7 +109,7 @@ CONFIGS=${CONFIGS:-"100000x200 100000x2000x1820 1000x200 1000x2000"}
 CLIENTS=${CLIENTS:-"8 32"}
 DURATION=${DURATION:-30}
 WARMUP=${WARMUP:-5}
-BARE_WARMUP=${BARE_WARMUP:-30}
+BARE_WARMUP=${BARE_WARMUP:-90}
 INTERVAL=${INTERVAL:-90}
 CHURN=${CHURN:-100}
 SETTLE=${SETTLE:-2}
