@@ -278,11 +278,12 @@ wait_backends_gone() {
 #                           matching MEASURE_EXCLUDE (a regular expression)
 measure_begin() {
     measure_ready "$1"
-    measure_start
+    reset_statistics
+    measure_counters
 }
 
-# measure_begin in two: measure_ready DB checkpoints and waits for a quiet
-# machine; measure_start [PID] resets the statistics and takes the counters,
+# measure_begin in parts: measure_ready DB checkpoints and waits for a quiet
+# machine; reset_statistics; measure_counters [PID] takes the counters,
 # PID's process tree (a client still running, as pgbench in a run with a
 # warm-up) counted as client CPU already spent.
 measure_ready() {
@@ -291,10 +292,13 @@ measure_ready() {
     RUN_QUIET=$QUIET
 }
 
-measure_start() {
+reset_statistics() {
+    psql_q -c 'SELECT pg_stat_statements_reset()' -c "SELECT pg_stat_reset_shared('wal')" >/dev/null
+}
+
+measure_counters() {
     local live=0
     [ -z "${1:-}" ] || live=$(tree_ticks "$1")
-    psql_q -c 'SELECT pg_stat_statements_reset()' -c "SELECT pg_stat_reset_shared('wal')" >/dev/null
     M_C0=$(cluster_ticks) M_K0=$(($(client_ticks) + live))
     read -r M_B0 _ < <(machine_ticks)
     RUN_START=$(date +%s.%N)
@@ -347,7 +351,8 @@ measure_end() {
 # the first seconds of new connections cost more the more pages a request
 # reads (over 2.5 times for assign_workload at 100,000 hosts and 32
 # clients); a web layer's pooled connections pay it once.  The figures are
-# then those of the transactions that ended after the warm-up.
+# then those of the transactions that ended after the warm-up (buffers and
+# WAL from the statistics' reset just after it).
 measure_pgbench() {
     local name=$1 db=$2 prefix="$WORK/log/$1" rc=0 side=
     shift 2
@@ -360,7 +365,10 @@ measure_pgbench() {
         pgbench -n -M prepared -l --log-prefix="$prefix" "$@" "$db" >"$RUN_SUMMARY" 2>&1 &
         CHILD=$!
         sleep "$MEASURE_WARMUP"
-        measure_start "$CHILD"
+        # the counters first: the reset takes a connection, and the clients
+        # go on meanwhile (a loaded machine may take seconds over it)
+        measure_counters "$CHILD"
+        reset_statistics
         wait "$CHILD" || rc=$?
         CHILD=
     else
