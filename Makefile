@@ -50,7 +50,7 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initi
 
 # pg_regress: behaviour with exact expected output
 REGRESS = upgrade setup assign_examples capability selection_rules concurrency_settings \
-	expiry dispatch seed003 transitioner fairness robust_estimates
+	expiry dispatch seed003 transitioner fairness robust_estimates parallel_settings
 # isolation: concurrent sessions
 ISOLATION = assign_concurrent dispatch_concurrent lock_order \
 	heartbeat_assign fold_concurrent operator_edits pick_hints \

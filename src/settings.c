@@ -15,6 +15,8 @@
 
 #include <limits.h>
 
+#include "access/parallel.h"
+#include "access/xact.h"
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
 #include "utils/memutils.h"
@@ -355,8 +357,22 @@ allot_define_settings(void)
 {
 	Pending    *pending;
 	int			n = pending_placeholders(&pending);
+	bool		worker = IsParallelWorker() && IsInParallelMode();
 
+	/*
+	 * A parallel worker loads allot with the leader's allot.* values as
+	 * placeholders (the database's and role's settings, or the leader's own:
+	 * the same in every participant).  PostgreSQL applies a placeholder only
+	 * outside parallel mode: inside, each would be refused with a WARNING
+	 * to the client, per setting and worker, and the worker would compute
+	 * with the defaults.  Applying what every participant holds keeps them
+	 * alike, which is what the refusal guards.
+	 */
+	if (worker)
+		ExitParallelMode();
 	define_all();
+	if (worker)
+		EnterParallelMode();
 
 	for (int i = 0; i < n; i++)
 	{
