@@ -8,7 +8,8 @@
 # targets() below) are judged against the bare UPDATE, which shares no
 # per-transaction cost with assign_workload.  For each farm of CONFIGS (hosts x active
 # workloads [x workloads at the top priority]; one database each) and each
-# client count of CLIENTS, back to back, two pairs of runs:
+# client count of CLIENTS, back to back, ROUNDS pairs of bare runs and one
+# pair of walk runs:
 #
 #   bare-upd  UPDATE public.bench_row SET n = n + 1 WHERE id = <random>
 #             (a two-column table, one row per host)
@@ -16,7 +17,11 @@
 #             both from bench/assign_bare.sql: nothing else in either
 #             transaction, now a constant of the run (the walk's clock when
 #             it starts).  This ratio is the headline: what allot costs
-#             over the cheapest write a server makes.  Each bare run's
+#             over the cheapest write a server makes.  The pairs'
+#             order alternates (UPDATE first, then assign first, ...), and
+#             the targets take the median of the rounds' ratios: two runs
+#             of one farm at 32 clients have differed by a third on a
+#             2-CPU VM, so one pair settles nothing.  Each bare run's
 #             first BARE_WARMUP seconds are not measured, and its DURATION
 #             seconds after them are, in the same connections (as a web
 #             layer's pool keeps them: bench/cluster.sh, MEASURE_WARMUP);
@@ -80,6 +85,7 @@
 #   CLIENTS="8 32"       client counts
 #   DURATION=30          seconds per timed run
 #   WARMUP=5             untimed seconds of each script before each client count
+#   ROUNDS=3             pairs of bare runs per farm and client count
 #   BARE_WARMUP=90       unmeasured seconds at the start of each bare run (its
 #                        connections warm: at 32 clients on 100,000 hosts a
 #                        backend takes over a minute to map the pages the
@@ -93,7 +99,7 @@
 #   PROFILE=1            0: no profile run
 #   BUSY_MAX=25 WAIT_MAX=60    quiet machine: see bench/cluster.sh
 #   QUICK=1 sets CONFIGS="100000x200 1000x200 1000x2000x1820" CLIENTS=8 DURATION=5
-#   WARMUP=2 BARE_WARMUP=2 WAIT_MAX=10 SETTLE=0 (each still overridable): it checks that
+#   WARMUP=2 BARE_WARMUP=2 ROUNDS=1 WAIT_MAX=10 SETTLE=0 (each still overridable): it checks that
 #   the benchmark works; its figures are not a steady farm's.
 #
 # The report is also written to bench/out/assign-<date>.txt (git-ignored).
@@ -102,7 +108,7 @@ set -euo pipefail
 if [ "${QUICK:-0}" = 1 ]; then
     CONFIGS=${CONFIGS:-"100000x200 1000x200 1000x2000x1820"}
     CLIENTS=${CLIENTS:-8} DURATION=${DURATION:-5} WARMUP=${WARMUP:-2} WAIT_MAX=${WAIT_MAX:-10}
-    BARE_WARMUP=${BARE_WARMUP:-2}
+    BARE_WARMUP=${BARE_WARMUP:-2} ROUNDS=${ROUNDS:-1}
     SETTLE=${SETTLE:-0}
 fi
 CONFIGS=${CONFIGS:-"100000x200 100000x2000x1820 1000x200 1000x2000"}
@@ -110,6 +116,7 @@ CLIENTS=${CLIENTS:-"8 32"}
 DURATION=${DURATION:-30}
 WARMUP=${WARMUP:-5}
 BARE_WARMUP=${BARE_WARMUP:-90}
+ROUNDS=${ROUNDS:-3}
 INTERVAL=${INTERVAL:-90}
 CHURN=${CHURN:-100}
 SETTLE=${SETTLE:-2}
@@ -251,19 +258,21 @@ bare() {
 }
 
 # timed DB NAME: one measured run, NAME one of walk-upd, walk-asg, bare-upd,
-# bare-asg; appends a row to ROWS (and one to WRITES for an assign run).
+# bare-asg, of round ROUND; appends a row to ROWS (and one to WRITES for an
+# assign run).
 timed() {
     local db=$1 name=$2 assign=0 sweeps quiet
     [ "${name#*-}" = upd ] || assign=1
     table_writes "$db" "$TABLES" >"$WORK/writes-before"
     sweeps=$(psql_q -d "$db" -At -c "SELECT count(*) FROM public.bench_sweep")
+    RUN_WARMUP_TPS=
     case $name in
         walk-asg) requests "$db" "$CLIENTS_NOW" 1 "$name" -t "$(minutes_of_requests)" ;;
         walk-upd) requests "$db" "$CLIENTS_NOW" 0 "$name" -T "$DURATION" ;;
         bare-*) bare "$db" "$assign" "$name" ;;
     esac
-    ROWS+=("$NHOSTS $NWORKLOADS $TOP $CLIENTS_NOW $name $RUN_TPS $RUN_P50 $RUN_P99 $RUN_CPU_US $RUN_STMT $RUN_WAL_B $RUN_WAL_FPI $RUN_OTHERS_PCT")
-    say "    $name: $RUN_TPS tps, p50 $RUN_P50 ms, p99 $RUN_P99 ms, $RUN_CPU_US us server CPU/tx; before: $RUN_QUIET; others during: $RUN_OTHERS_PCT% of a CPU"
+    ROWS+=("$NHOSTS $NWORKLOADS $TOP $CLIENTS_NOW $name $ROUND $RUN_TPS $RUN_P50 $RUN_P99 $RUN_CPU_US $RUN_STMT $RUN_WAL_B $RUN_WAL_FPI $RUN_OTHERS_PCT")
+    say "    $name${ROUND/#/ round }: $RUN_TPS tps, p50 $RUN_P50 ms, p99 $RUN_P99 ms, $RUN_CPU_US us server CPU/tx; before: $RUN_QUIET; others during: $RUN_OTHERS_PCT% of a CPU${RUN_WARMUP_TPS:+; ${RUN_WARMUP_TPS} tps in the warm-up}"
     [ "$assign" = 1 ] || return 0
 
     # What the requests wrote, per request; how the sweeps went; how long
@@ -277,7 +286,7 @@ timed() {
           FROM allot.assignment a
          WHERE a.host_id IN (SELECT 1 + (k * $MULT + $SEED) % $NHOSTS
                                FROM generate_series(0::bigint, $NHOSTS - 1) k WHERE k % $CHURN <> k / $CHURN % $CHURN)")
-    WRITES+=("$NHOSTS $NWORKLOADS $TOP $CLIENTS_NOW $name $(awk -v n="${RUN_N_ALL:-$RUN_N}" '
+    WRITES+=("$NHOSTS $NWORKLOADS $TOP $CLIENTS_NOW $name $ROUND $(awk -v n="${RUN_N_ALL:-$RUN_N}" '
         NR == FNR { ins[$1] = $2; upd[$1] = $3; hot[$1] = $4; del[$1] = $5; next }
         { i[$1] = $2 - ins[$1]; u[$1] = $3 - upd[$1]; h[$1] = $4 - hot[$1]; d[$1] = $5 - del[$1] }
         END { printf "%.3f %.3f %.3f %.0f %.3f %.3f", u["host"] / n,
@@ -308,8 +317,16 @@ for config in $CONFIGS; do
             requests "$db" "$CLIENTS_NOW" 1 - -T "$WARMUP"
         fi
         say "$NHOSTS hosts, $NWORKLOADS workloads, $CLIENTS_NOW clients: ${DURATION}s each"
-        timed "$db" bare-upd
-        timed "$db" bare-asg
+        for ROUND in $(seq "$ROUNDS"); do
+            if [ $((ROUND % 2)) -eq 1 ]; then
+                timed "$db" bare-upd
+                timed "$db" bare-asg
+            else
+                timed "$db" bare-asg
+                timed "$db" bare-upd
+            fi
+        done
+        ROUND=1
         timed "$db" walk-upd
         timed "$db" walk-asg
     done
@@ -337,30 +354,35 @@ report() {
     local r
     report_header "allot assign_workload benchmark"
     echo "pgbench -n -M prepared -T $DURATION -j $THREADS (after ${WARMUP}s untimed of the walk's scripts);" \
-         "bare: bench/assign_bare.sql, walk: bench/assign_request.sql, where each host asks every ${INTERVAL}s of virtual time;" \
+         "bare: bench/assign_bare.sql, $ROUNDS round(s), each run measured after ${BARE_WARMUP}s in its connections, walk: bench/assign_request.sql, where each host asks every ${INTERVAL}s of virtual time;" \
          "allot.assignment_ttl = ${TTL:-2min (default)}; one position in $CHURN alternates between two hosts; sweep once a virtual minute"
     echo "load average when the script started: $START_LOAD"
     printf 'farm %s\n' "${FARMS[@]}"
     echo
     echo "Per transaction: server CPU (all the cluster's processes), buffers and WAL of the statement (pg_stat_statements), WAL in all"
     echo "(pg_stat_wal) and full-page images; x upd: an assign run's tps, and its CPU, over its update run's (bare over bare, walk over"
-    echo "walk) in the same run: tps / tps and CPU / CPU; others: the rest of the machine's busy CPU during the run, in % of one CPU"
+    echo "walk) of the same round (rd): tps / tps and CPU / CPU; others: the rest of the machine's busy CPU during the run, in % of one CPU"
     echo "(what skews tps).  top: workloads at the top priority."
-    printf '%7s %5s %5s %3s %-8s %7s %6s %6s %7s %6s %6s %7s %6s %6s %7s %6s %6s %6s %6s\n' \
-        hosts wl top cl run tps p50ms p99ms "CPU us" "x tps" "x CPU" "hit" "read" dirty "stmtWAL" walrec "WAL B" fpi others%
-    local h w t c n tps p50 p99 cpu hit rd dt wb wr wal fpi oth
+    printf '%7s %5s %5s %3s %-8s %2s %7s %6s %6s %7s %6s %6s %7s %6s %6s %7s %6s %6s %6s %6s\n' \
+        hosts wl top cl run rd tps p50ms p99ms "CPU us" "x tps" "x CPU" "hit" "read" dirty "stmtWAL" walrec "WAL B" fpi others%
+    local h w t c n rnd tps p50 p99 cpu hit rd dt wb wr wal fpi oth base
     local -A btps bcpu
+    # each assign run against the UPDATE of its farm, clients, kind and round
     for r in "${ROWS[@]}"; do
-        read -r h w t c n tps p50 p99 cpu hit rd dt wb wr wal fpi oth <<<"$r"
+        read -r h w t c n rnd tps p50 p99 cpu hit rd dt wb wr wal fpi oth <<<"$r"
+        [ "${n#*-}" != upd ] || { btps[$h.$w.$t.$c.${n%-*}.$rnd]=$tps; bcpu[$h.$w.$t.$c.${n%-*}.$rnd]=$cpu; }
+    done
+    for r in "${ROWS[@]}"; do
+        read -r h w t c n rnd tps p50 p99 cpu hit rd dt wb wr wal fpi oth <<<"$r"
         if [ "${n#*-}" = upd ]; then
-            btps[${n%-*}]=$tps bcpu[${n%-*}]=$cpu
-            printf '%7s %5s %5s %3s %-8s %7.0f %6s %6s %7s %6s %6s %7s %6s %6s %7s %6s %6s %6s %6s\n' \
-                "$h" "$w" "$t" "$c" "$n" "$tps" "$p50" "$p99" "$cpu" - - "$hit" "$rd" "$dt" "$wb" "$wr" "$wal" "$fpi" "$oth"
+            printf '%7s %5s %5s %3s %-8s %2s %7.0f %6s %6s %7s %6s %6s %7s %6s %6s %7s %6s %6s %6s %6s\n' \
+                "$h" "$w" "$t" "$c" "$n" "$rnd" "$tps" "$p50" "$p99" "$cpu" - - "$hit" "$rd" "$dt" "$wb" "$wr" "$wal" "$fpi" "$oth"
         else
-            printf '%7s %5s %5s %3s %-8s %7.0f %6s %6s %7s %6.2f %6.2f %7s %6s %6s %7s %6s %6s %6s %6s\n' \
-                "$h" "$w" "$t" "$c" "$n" "$tps" "$p50" "$p99" "$cpu" \
-                "$(awk -v a="$tps" -v b="${btps[${n%-*}]}" 'BEGIN { print a / b }')" \
-                "$(awk -v a="$cpu" -v b="${bcpu[${n%-*}]}" 'BEGIN { print a / b }')" \
+            base=$h.$w.$t.$c.${n%-*}.$rnd
+            printf '%7s %5s %5s %3s %-8s %2s %7.0f %6s %6s %7s %6.2f %6.2f %7s %6s %6s %7s %6s %6s %6s %6s\n' \
+                "$h" "$w" "$t" "$c" "$n" "$rnd" "$tps" "$p50" "$p99" "$cpu" \
+                "$(awk -v a="$tps" -v b="${btps[$base]}" 'BEGIN { print a / b }')" \
+                "$(awk -v a="$cpu" -v b="${bcpu[$base]}" 'BEGIN { print a / b }')" \
                 "$hit" "$rd" "$dt" "$wb" "$wr" "$wal" "$fpi" "$oth"
         fi
     done
@@ -371,11 +393,11 @@ report() {
     echo "the sweeps find few); assignments not counted at the run's end (their hosts gone); quiet s: how long before the run's"
     echo "end, in virtual seconds, the longest-quiet host of a regular slot was last seen (about INTERVAL when every host asks"
     echo "once a lap, as the walk intends; the bare runs keep the clock still)."
-    printf '%7s %5s %5s %3s %-8s %9s %9s %9s %6s %9s %9s %7s %8s %9s %10s\n' hosts wl top cl run "host upd" "asg wr" "asg del" "HOT%" \
+    printf '%7s %5s %5s %3s %-8s %2s %9s %9s %9s %6s %9s %9s %7s %8s %9s %10s\n' hosts wl top cl run rd "host upd" "asg wr" "asg del" "HOT%" \
         "usage upd" "usage ins" sweeps "expired" uncounted "quiet s"
     for r in "${WRITES[@]}"; do
         # shellcheck disable=SC2086  # one row, split into printf's fields
-        printf '%7s %5s %5s %3s %-8s %9s %9s %9s %6s %9s %9s %7s %8s %9s %10s\n' $r
+        printf '%7s %5s %5s %3s %-8s %2s %9s %9s %9s %6s %9s %9s %7s %8s %9s %10s\n' $r
     done
     echo
     targets
@@ -405,27 +427,40 @@ targets() {
     echo "on the switching farm the walk's requests against the bare UPDATE, and beside it the walk against its own UPDATE:"
     printf '%s\n' "${ROWS[@]}" | awk '
     {
-        key = $1 " " $2 " " $3 " " $4; kind = substr($5, 1, 4)
-        if ($5 ~ /-upd$/) { btps[key, kind] = $6; bcpu[key, kind] = $9; next }
-        tps[key, kind] = $6; cpu[key, kind] = $9
+        key = $1 " " $2 " " $3 " " $4; kind = substr($5, 1, 4); r = $6
+        if ($5 ~ /-upd$/) { btps[key, kind, r] = $7; bcpu[key, kind, r] = $10; next }
+        tps[key, kind, r] = $7; cpu[key, kind, r] = $10
+        if (kind == "bare" && r > rounds[key]) rounds[key] = r
         if (!(key in seen)) { seen[key]; keys[++n] = key } }
     function verdict(a, b, t) { return (a >= t && b >= t) ? "PASS" : (a >= t || b >= t) ? "PASS in " ((a >= t) ? "tps" : "CPU") " only" : "FAIL" }
+    # the median of v[1..m], and lo and hi its range
+    function median(v, m,    i, j, x) {
+        for (i = 2; i <= m; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+        lo = v[1]; hi = v[m]
+        return (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2 }
+    function range(m) { return m > 1 ? sprintf(" (%.2f-%.2f)", lo, hi) : "" }
     END {
         for (i = 1; i <= n; i++) {
             split(keys[i], f, " ")
-            k = keys[i]; on = "bare"
+            k = keys[i]; on = "bare"; m = rounds[k]
             if (f[1] >= 100000 && f[2] <= 200) t = 0.8
             else if (f[1] >= 100000 && f[3] > f[2] / 2) t = 0.6
             else if (f[1] <= 1000 && f[2] >= 2000) { t = 0.4; on = "walk" }
             else t = 0
-            rt = tps[k, on] / btps[k, "bare"]; rc = bcpu[k, "bare"] / cpu[k, on]
-            printf "  %6d hosts, %4d workloads (%4d at the top), %2d clients: %s %.2f tps, %.2f CPU",
-                   f[1], f[2], f[3], f[4], (on == "walk" ? "walk" : "bare"), rt, rc
+            # each round: assign (the walk: its one run) over that round'"'"'s bare UPDATE
+            for (r = 1; r <= m; r++) {
+                a = (on == "walk") ? 1 : r
+                vt[r] = tps[k, on, a] / btps[k, "bare", r]; vc[r] = bcpu[k, "bare", r] / cpu[k, on, a] }
+            rt = median(vt, m); st = range(m); rc = median(vc, m); sc = range(m)
+            printf "  %6d hosts, %4d workloads (%4d at the top), %2d clients: %s %.2f%s tps, %.2f%s CPU",
+                   f[1], f[2], f[3], f[4], on, rt, st, rc, sc
             if (on == "walk")
-                printf " (against the walk'"'"'s UPDATE %.2f tps, %.2f CPU)", tps[k, "walk"] / btps[k, "walk"], bcpu[k, "walk"] / cpu[k, "walk"]
+                printf " (against the walk'"'"'s UPDATE %.2f tps, %.2f CPU)", tps[k, "walk", 1] / btps[k, "walk", 1], bcpu[k, "walk", 1] / cpu[k, "walk", 1]
             if (t > 0) printf "; target >= %.1f: %s", t, verdict(rt, rc, t)
             printf "\n" }
-    }'
+        if (max_rounds() > 1) print "  (the median of the rounds, their range in brackets)"
+    }
+    function max_rounds(   k, x) { x = 0; for (k in rounds) if (rounds[k] > x) x = rounds[k]; return x }'
 }
 
 report | tee "$REPORT"

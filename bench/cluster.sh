@@ -112,6 +112,9 @@ free_port() {
     echo 54329
 }
 PORT=$(free_port)
+# huge_pages of the cluster: try (PostgreSQL's default), on or off.
+HUGE_PAGES=${HUGE_PAGES:-try}
+case $HUGE_PAGES in try|on|off) ;; *) die "HUGE_PAGES=$HUGE_PAGES: try, on or off" ;; esac
 
 say "initdb in $WORK (user $CLUSTER_USER, port $PORT, unix socket only)"
 as_cluster_user initdb -D "$WORK/data" --auth=trust -U postgres --encoding=UTF8 \
@@ -131,6 +134,10 @@ synchronous_commit = on
 # Keep checkpoints out of the timed runs (one is forced before each run).
 checkpoint_timeout = 30min
 max_wal_size = 8GB
+# A new backend maps shared buffers as it first touches them, a page fault
+# per 4 kB page: with huge pages (2 MB) it is warm at once, as a production
+# server's should be.  try: used when the kernel has them (vm.nr_hugepages).
+huge_pages = $HUGE_PAGES
 # Buffers and WAL per statement.  track = top: the runs' own statements; a
 # profile sets track = all for its database to see allot's inner ones.
 shared_preload_libraries = 'pg_stat_statements'
@@ -140,6 +147,10 @@ as_cluster_user pg_ctl -D "$WORK/data" -l "$WORK/server.log" -w -t 120 start >/d
     { tail -n 30 "$WORK/server.log" >&2; die "server did not start"; }
 export PGHOST=$WORK PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
 POSTMASTER_PID=$(head -n 1 "$WORK/data/postmaster.pid")
+# Whether the shared memory is in huge pages: a mapping of the postmaster
+# with 2 MB (or larger) kernel pages.
+HUGE_PAGES_USED=$(awk '/^KernelPageSize:/ && $2 >= 2048 { n++ } END { print n ? "on" : "off" }' \
+                  "/proc/$POSTMASTER_PID/smaps" 2>/dev/null || echo unknown)
 PG_VERSION=$(psql -X -At -c 'SHOW server_version')
 
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
@@ -163,8 +174,8 @@ create_bench_db() {
 # The first lines of every report: where, what, and how the server is set.
 report_header() {
     echo "$1, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $(nproc) CPUs"
-    echo "PostgreSQL $PG_VERSION ($PG_CONFIG); shared_buffers=1GB, fsync=on, synchronous_commit=on," \
-         "autovacuum on, pg_stat_statements loaded (track = top)"
+    echo "PostgreSQL $PG_VERSION ($PG_CONFIG); shared_buffers=1GB, huge pages $HUGE_PAGES_USED (huge_pages=$HUGE_PAGES)," \
+         "fsync=on, synchronous_commit=on, autovacuum on, pg_stat_statements loaded (track = top)"
     echo "allot $EXT_VERSION: $ALLOT_SO, sha256 $ALLOT_SHA256..., modified $ALLOT_MTIME$(
         allot_replaced && echo ', REPLACED DURING THE RUN: the runs may have used different builds, rerun')"
 }
@@ -342,6 +353,7 @@ measure_end() {
 # measure_end sets, and:
 #   RUN_TPS RUN_N           tps, transactions (after the warm-up)
 #   RUN_N_ALL               transactions, the warm-up's too
+#   RUN_WARMUP_TPS          tps during the warm-up (with MEASURE_WARMUP)
 #   RUN_P50 RUN_P99         latency, ms (per-transaction log)
 #   RUN_LOG RUN_SUMMARY     the per-transaction logs' prefix; pgbench's output
 # pgbench's options: -n -M prepared -l always; the caller gives -c, -j, -T or
@@ -393,9 +405,12 @@ measure_pgbench() {
     if [ "${MEASURE_WARMUP:-0}" -gt 0 ]; then
         # the transactions that ended after the warm-up (log: columns 5 and
         # 6 the end's epoch seconds and microseconds), over their span
-        read -r RUN_N RUN_TPS < <(cat "$prefix".* | awk -v t0="$RUN_START" '
-            { t = $5 + $6 / 1e6; if (t >= t0) { n++; if (t > last) last = t } }
-            END { printf "%d %.6f\n", n, (last > t0 ? n / (last - t0) : 0) }')
+        # and the warm-up's own tps (from the first transaction's start):
+        # how much slower the connections were while new
+        read -r RUN_N RUN_TPS RUN_WARMUP_TPS < <(cat "$prefix".* | awk -v t0="$RUN_START" '
+            { t = $5 + $6 / 1e6; s = t - $3 / 1e6; if (first == "" || s < first) first = s
+              if (t >= t0) { n++; if (t > last) last = t } else w++ }
+            END { printf "%d %.6f %.1f\n", n, (last > t0 ? n / (last - t0) : 0), (t0 > first ? w / (t0 - first) : 0) }')
     fi
     [ -n "$RUN_TPS" ] && [ -n "$RUN_N" ] && [ "$RUN_N" -gt 0 ] ||
         { cat "$RUN_SUMMARY" >&2; die "no transactions in the output of pgbench $name"; }
