@@ -89,7 +89,9 @@
 #   BARE_WARMUP=90       unmeasured seconds at the start of each bare run (its
 #                        connections warm: at 32 clients on 100,000 hosts a
 #                        backend takes over a minute to map the pages the
-#                        requests read)
+#                        requests read, in 4 kB pages; in huge pages it is
+#                        warm at once, and 0 will do: the log line of each
+#                        bare run gives its warm-up's tps)
 #   KEEP_CLUSTER=1       keep the cluster and the last farm's database
 #   INTERVAL=90          virtual seconds between two requests of a host
 #   CHURN=100            one position in CHURN alternates between two hosts
