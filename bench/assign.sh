@@ -274,7 +274,7 @@ timed() {
         bare-*) bare "$db" "$assign" "$name" ;;
     esac
     ROWS+=("$NHOSTS $NWORKLOADS $TOP $CLIENTS_NOW $name $ROUND $RUN_TPS $RUN_P50 $RUN_P99 $RUN_CPU_US $RUN_STMT $RUN_WAL_B $RUN_WAL_FPI $RUN_OTHERS_PCT")
-    say "    $name${ROUND/#/ round }: $RUN_TPS tps, p50 $RUN_P50 ms, p99 $RUN_P99 ms, $RUN_CPU_US us server CPU/tx; before: $RUN_QUIET; others during: $RUN_OTHERS_PCT% of a CPU${RUN_WARMUP_TPS:+; ${RUN_WARMUP_TPS} tps in the warm-up}"
+    say "    $name round $ROUND: $RUN_TPS tps, p50 $RUN_P50 ms, p99 $RUN_P99 ms, $RUN_CPU_US us server CPU/tx; before: $RUN_QUIET; others during: $RUN_OTHERS_PCT% of a CPU${RUN_WARMUP_TPS:+; ${RUN_WARMUP_TPS} tps in the warm-up}"
     [ "$assign" = 1 ] || return 0
 
     # What the requests wrote, per request; how the sweeps went; how long
@@ -427,7 +427,7 @@ report() {
 targets() {
     echo "Issue 33 targets: assign / the bare one-row UPDATE (nothing shared), in tps and in CPU (update CPU / assign CPU);"
     echo "on the switching farm the walk's requests against the bare UPDATE, and beside it the walk against its own UPDATE:"
-    printf '%s\n' "${ROWS[@]}" | awk '
+    printf '%s\n' "${ROWS[@]}" | awk "$AWK_MEDIAN"'
     {
         key = $1 " " $2 " " $3 " " $4; kind = substr($5, 1, 4); r = $6
         if ($5 ~ /-upd$/) { btps[key, kind, r] = $7; bcpu[key, kind, r] = $10; next }
@@ -435,11 +435,6 @@ targets() {
         if (kind == "bare" && r > rounds[key]) rounds[key] = r
         if (!(key in seen)) { seen[key]; keys[++n] = key } }
     function verdict(a, b, t) { return (a >= t && b >= t) ? "PASS" : (a >= t || b >= t) ? "PASS in " ((a >= t) ? "tps" : "CPU") " only" : "FAIL" }
-    # the median of v[1..m], and lo and hi its range
-    function median(v, m,    i, j, x) {
-        for (i = 2; i <= m; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
-        lo = v[1]; hi = v[m]
-        return (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2 }
     function range(m) { return m > 1 ? sprintf(" (%.2f-%.2f)", lo, hi) : "" }
     END {
         for (i = 1; i <= n; i++) {

@@ -155,6 +155,15 @@ PG_VERSION=$(psql -X -At -c 'SHOW server_version')
 
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 
+# An awk function for the scripts' reports: median(v, n) of v[1..n], which
+# it sorts in place, leaving the range in lo and hi.  Use: awk "$AWK_MEDIAN"'...'
+AWK_MEDIAN='
+function median(v, n,   i, j, x) {
+    for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+    lo = v[1]; hi = v[n]
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
+'
+
 # The statistics are read from database postgres, so that the benchmark
 # databases' pg_stat_statements hold only what their runs did.
 psql_q -c 'CREATE EXTENSION pg_stat_statements'

@@ -344,10 +344,7 @@ report() {
          { printf "%-8s %5d %10.0f %10.0f %9.1f %8s %10.0f %9.1f %8s %8s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }' \
         "$WORK/rounds.tsv"
     for mode in $MODES; do
-        awk -v m="$mode" '$1 == m { n++; t[n] = $7 / $4; c[n] = $8 / $5; b[n] = $9 / $6 }
-            function median(a, n,   i, j, x) {
-                for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
-                return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+        awk -v m="$mode" "$AWK_MEDIAN"'$1 == m { n++; t[n] = $7 / $4; c[n] = $8 / $5; b[n] = $9 / $6 }
             END { if (n) printf "  %-8s last day / day 1, median of %d rounds: tps %.3f, server CPU a request %.3f, shared buffers a request %.3f\n",
                                 m, n, median(t, n), median(c, n), median(b, n) }' "$WORK/rounds.tsv"
     done
