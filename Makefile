@@ -52,7 +52,7 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initi
 REGRESS = upgrade setup assign_examples capability selection_rules concurrency_settings \
 	expiry dispatch seed003 transitioner fairness robust_estimates parallel_settings
 # isolation: concurrent sessions
-ISOLATION = assign_concurrent dispatch_concurrent lock_order \
+ISOLATION = assign_concurrent busy_rows dispatch_concurrent lock_order \
 	heartbeat_assign fold_concurrent operator_edits pick_hints \
 	repeat_sweep share_history_concurrent host_write retention
 

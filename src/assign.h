@@ -140,6 +140,7 @@ extern void allot_read_candidate_usage(AssignSelection *rs, const AssignHost *ho
 									   TimestampTz cutoff, bool writer);
 extern void allot_read_candidate_credit(AssignSelection *rs, TimestampTz now, int mode);
 extern const UsageDelta *allot_correction_of(const Corrections *c, int workload);
+extern bool allot_usage_row_busy(int64 workload_id);
 
 /* assign_pick.c */
 extern void allot_pick_groups(Assign *a);

@@ -16,6 +16,9 @@
 #include "credit.h"
 #include "fairness.h"
 
+/* Picks again of a switch that meets usage rows other requests are changing. */
+#define BUSY_TRIES 4
+
 /* What an assignment is worth: its threads for one assignment_ttl. */
 double
 allot_assignment_credit(const AssignHost *host)
@@ -309,6 +312,45 @@ select_over_candidates(Assign *a, SelectionParams *params)
 	}
 	engine_counts = palloc(sizeof(int) * (cache->n_engines + 1));
 	allot_select(rs.cand, rs.n, cache->n_engines, engine_counts, params, &rs.selection);
+
+	/*
+	 * Requests in flight at once read the same usage, so on a farm where
+	 * most requests switch they all pick the same least-served workload and
+	 * queue on its usage row, each waiting for the one before it to commit;
+	 * the hosts of the most-served workload all leave it at once and queue
+	 * on that row.  So a switch counts a request in flight on either row as
+	 * if it had committed, and picks again: onto a workload whose row is
+	 * being changed, another host like this one (the requester's threads
+	 * added); off one, that host gone (its threads taken off the host's
+	 * workload, which may then keep it).  What they would have chosen one
+	 * after the other.  Only by threads (allot.fairness = current), a few
+	 * times, then it waits as before.
+	 */
+	if (a->fairness == FAIRNESS_CURRENT)
+	{
+		Candidate  *own = NULL;
+
+		for (int k = 0; k < rs.n && a->host.assigned_workload != 0; k++)
+			if (rs.cand[k].workload_id == a->host.assigned_workload)
+				own = &rs.cand[k];
+		for (int tries = 0; tries < BUSY_TRIES; tries++)
+		{
+			Candidate  *c = rs.selection.chosen >= 0 ? &rs.cand[rs.selection.chosen] : NULL;
+
+			if (c == NULL || rs.selection.repeated || c == own)
+				break;
+			if (allot_usage_row_busy(c->workload_id))
+				c->threads += a->host.offer.threads;
+			else if (own != NULL && allot_usage_row_busy(own->workload_id))
+			{
+				own->threads -= Min(own->threads, (double) a->host.offer.threads);
+				own = NULL;		/* once */
+			}
+			else
+				break;
+			allot_select(rs.cand, rs.n, cache->n_engines, engine_counts, params, &rs.selection);
+		}
+	}
 	a->chosen = rs.selection.chosen >= 0 ? rs.cache_index[rs.selection.chosen] : -1;
 	a->focus_assigned = rs.selection.focus_assigned;
 	a->repeated = rs.selection.repeated;

@@ -22,6 +22,12 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "executor/tuptable.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+
 #include "assign.h"
 #include "credit.h"
 #include "fairness.h"
@@ -205,4 +211,46 @@ allot_read_candidate_credit(AssignSelection *rs, TimestampTz now, int mode)
 		}
 		rs->cand[c].debt = overall[i];
 	}
+}
+
+/*
+ * Whether another transaction, still in progress, is changing the usage row
+ * of workload_id: a request moving a host on to that workload (or off it),
+ * which holds the row until it commits.  Read without waiting and without
+ * locking the row, so it is a hint: the row may be taken or let go a moment
+ * later, and the request's own write then waits as any UPDATE would.
+ */
+bool
+allot_usage_row_busy(int64 workload_id)
+{
+	AllotTable	t;
+	Snapshot	snap;
+	bool		busy = false;
+
+	allot_table_open(&t, "workload_usage", "workload_usage_pkey", true);
+	if (t.rel == NULL)
+		return false;
+	snap = allot_read_snapshot(false);
+	if (TTS_IS_BUFFERTUPLE(t.slot) && allot_fetch_by_key(&t, workload_id, snap))
+	{
+		BufferHeapTupleTableSlot *row = (BufferHeapTupleTableSlot *) t.slot;
+		HeapTupleHeader h = row->base.tuple->t_data;
+		uint16		mask;
+		TransactionId xmax;
+
+		LockBuffer(row->buffer, BUFFER_LOCK_SHARE);
+		mask = h->t_infomask;
+		xmax = HeapTupleHeaderGetRawXmax(h);
+		LockBuffer(row->buffer, BUFFER_LOCK_UNLOCK);
+
+		/* An update by one transaction (not a row lock, not several). */
+		busy = !(mask & (HEAP_XMAX_INVALID | HEAP_XMAX_IS_MULTI)) &&
+			!HEAP_XMAX_IS_LOCKED_ONLY(mask) &&
+			TransactionIdIsNormal(xmax) &&
+			!TransactionIdIsCurrentTransactionId(xmax) &&
+			TransactionIdIsInProgress(xmax);
+	}
+	UnregisterSnapshot(snap);
+	allot_table_close(&t);
+	return busy;
 }
