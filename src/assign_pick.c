@@ -314,17 +314,20 @@ select_over_candidates(Assign *a, SelectionParams *params)
 	allot_select(rs.cand, rs.n, cache->n_engines, engine_counts, params, &rs.selection);
 
 	/*
-	 * Requests in flight at once read the same usage, so on a farm where
-	 * most requests switch they all pick the same least-served workload and
-	 * queue on its usage row, each waiting for the one before it to commit;
-	 * the hosts of the most-served workload all leave it at once and queue
-	 * on that row.  So a switch counts a request in flight on either row as
-	 * if it had committed, and picks again: onto a workload whose row is
-	 * being changed, another host like this one (the requester's threads
-	 * added); off one, that host gone (its threads taken off the host's
-	 * workload, which may then keep it).  What they would have chosen one
-	 * after the other.  Only by threads (allot.fairness = current), a few
-	 * times, then it waits as before.
+	 * Requests in flight at once read the same usage.  On a farm where most
+	 * requests switch they would all pick the same least-served workload
+	 * and queue on its usage row, each waiting for the one before it to
+	 * commit, and the hosts of the most-served workload would all leave it
+	 * at once and queue on that row.  So a switch looks at the two rows it
+	 * would write (allot.fairness = current, where threads decide):
+	 *   - onto a workload whose row another transaction is changing, it
+	 *     counts a host like this one there, as if that change had
+	 *     committed, and picks again (a few times, then it waits);
+	 *   - off its own workload while another transaction changes that row,
+	 *     it stays until its next request: most likely another host is
+	 *     leaving it, after which this one would have stayed.
+	 * What the requests would have chosen one after the other, without
+	 * waiting for each other (specs/busy_rows.spec).
 	 */
 	if (a->fairness == FAIRNESS_CURRENT)
 	{
@@ -340,15 +343,15 @@ select_over_candidates(Assign *a, SelectionParams *params)
 			if (c == NULL || rs.selection.repeated || c == own)
 				break;
 			if (allot_usage_row_busy(c->workload_id))
-				c->threads += a->host.offer.threads;
-			else if (own != NULL && allot_usage_row_busy(own->workload_id))
 			{
-				own->threads -= Min(own->threads, (double) a->host.offer.threads);
-				own = NULL;		/* once */
+				c->threads += a->host.offer.threads;
+				allot_select(rs.cand, rs.n, cache->n_engines, engine_counts, params,
+							 &rs.selection);
+				continue;
 			}
-			else
-				break;
-			allot_select(rs.cand, rs.n, cache->n_engines, engine_counts, params, &rs.selection);
+			if (own != NULL && allot_usage_row_busy(own->workload_id))
+				rs.selection.chosen = own - rs.cand;
+			break;
 		}
 	}
 	a->chosen = rs.selection.chosen >= 0 ? rs.cache_index[rs.selection.chosen] : -1;
