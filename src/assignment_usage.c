@@ -340,8 +340,15 @@ read_horizon(Snapshot snap, int64 *generation, TimestampTz *horizon)
  * counted and seen before the cutoff.  An index range over the list, about
  * as long as the hosts that went quiet and were not swept yet, with a
  * primary-key probe of each entry's assignment.  *first, if asked for, is
- * the earliest seen_at listed in this generation (DT_NOEND: none): no
- * cutoff up to it has anything to visit.
+ * the earliest time a counted assignment of the list may lapse at: the
+ * seen_at of each visited entry's counted assignment, and the listed seen_at
+ * of the first entry not visited (its assignment's is no earlier: a seen_at
+ * that moves back, or an assignment counted again, adds to the list, which
+ * signals).  DT_NOEND: none.  No cutoff up to it has anything to visit.
+ * Entries of hosts that asked again since they were listed, or whose
+ * assignment is gone or no longer counts, stay in the list until the next
+ * rebuild or sweep; counted at their listed seen_at, they would send every
+ * request back to the list while one of them is older than its cutoff.
  */
 static void
 visit_lapsed(Snapshot snap, int64 generation, TimestampTz cutoff, LapsedFn fn, void *arg,
@@ -359,7 +366,6 @@ visit_lapsed(Snapshot snap, int64 generation, TimestampTz cutoff, LapsedFn fn, v
 				a_focus,
 				a_counted,
 				a_seen;
-	bool		any = false;
 
 	allot_table_open(&w, "assignment_watch", NULL, false);
 	allot_table_open(&a, "assignment", "assignment_pkey", false);
@@ -384,16 +390,22 @@ visit_lapsed(Snapshot snap, int64 generation, TimestampTz cutoff, LapsedFn fn, v
 	while (index_getnext_slot(iscan, ForwardScanDirection, w.slot))
 	{
 		TimestampTz listed = allot_slot_timestamptz(&w, w_seen, DT_NOEND);
+		TimestampTz seen;
 
-		if (!any && first != NULL)
-			*first = listed;
-		any = true;
 		if (listed >= cutoff)
+		{
+			if (first != NULL && listed < *first)
+				*first = listed;
 			break;
+		}
 		if (!allot_fetch_by_key(&a, allot_slot_int8(&w, w_host, 0), snap) ||
-			!allot_slot_bool(&a, a_counted, false) ||
-			allot_slot_timestamptz(&a, a_seen, DT_NOEND) >= cutoff)
-			continue;			/* gone, swept, or seen since it was listed */
+			!allot_slot_bool(&a, a_counted, false))
+			continue;			/* gone or swept */
+		seen = allot_slot_timestamptz(&a, a_seen, DT_NOEND);
+		if (first != NULL && seen < *first)
+			*first = seen;
+		if (seen >= cutoff)
+			continue;			/* seen since it was listed */
 		fn(arg, allot_slot_int8(&a, a_workload, 0), (double) allot_slot_int4(&a, a_threads, 0),
 		   allot_slot_bool(&a, a_focus, false));
 		CHECK_FOR_INTERRUPTS();
