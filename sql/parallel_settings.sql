@@ -4,7 +4,7 @@
 -- every worker of every parallel query that called one of allot's C
 -- functions sent the client a WARNING per setting ("cannot be set during a
 -- parallel operation").  The worker now applies them quietly, and computes
--- with the values its leader has.
+-- with the values its leader has; so does a leader (0.7.0, below).
 CREATE TABLE public.names AS SELECT 'host-' || g AS name FROM generate_series(1, 100) g;
 ANALYZE public.names;
 SELECT format('ALTER DATABASE %I SET allot.assignment_ttl = %L', current_database(), '5min') \gexec
@@ -25,6 +25,18 @@ SELECT current_setting('allot.assignment_ttl') AS worker_ttl, count(*)
 SELECT set_config(CASE WHEN current_setting('server_version_num')::int >= 160000
                        THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END,
                   'off', false) AS parallel;
+-- A leader whose first call of allot is in a parallel query loads allot in
+-- parallel mode too: here in the projection above the Gather, which the
+-- leader computes (before the November 2024 minor releases, a WARNING per
+-- setting here: see src/settings.c).
+\c
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+EXPLAIN (COSTS OFF) SELECT allot.name_problem(max(name)) FROM public.names;
+SELECT allot.name_problem(max(name)) IS NULL AS fine,
+       current_setting('allot.assignment_ttl') AS leader_ttl
+  FROM public.names;
 SHOW allot.assignment_ttl;
 SELECT format('ALTER DATABASE %I RESET allot.assignment_ttl', current_database()) \gexec
 DROP TABLE public.names;

@@ -137,6 +137,26 @@ note_problem(const char *name, const char *value, GucSource source, const char *
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * A backend that loads allot inside a parallel operation finds the allot.*
+ * settings made for it (ALTER DATABASE or ROLE ... SET, the leader's own in
+ * a worker) as placeholders, and defining the settings applies them.
+ * PostgreSQL refuses a setting in parallel mode unless it is marked as
+ * allowed there: a leader whose first call of allot is in such a query (a
+ * C function in its plan above the Gather or in its share of the scan), or
+ * a worker, sent the client a WARNING per setting, and went on with the
+ * defaults.  Every participant applies the same values, so allowing it
+ * keeps them alike, which is what the refusal guards.  Minor releases
+ * before November 2024 (13.17, 14.14, 15.9, 16.5, 17.1) lack the mark;
+ * there a worker leaves parallel mode to define them (below), and a leader
+ * still warns.
+ */
+#ifdef GUC_ALLOW_IN_PARALLEL
+#define SETTING_FLAGS GUC_ALLOW_IN_PARALLEL
+#else
+#define SETTING_FLAGS 0
+#endif
+
 static void
 define_all(void)
 {
@@ -144,177 +164,177 @@ define_all(void)
 							 "Divide each workload's throughput by its engine's number of candidates.",
 							 "Seed 000 step 3.",
 							 &allot_balance_engine_throughputs, false,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.repeat_threshold",
 							 "A host repeats its last workload while every candidate's ratio is above this fraction of fair.",
 							 "Seed 000 step 6.",
 							 &allot_repeat_threshold, 0.75, 0.0, 1000.0,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.repeat_upper",
 							 "Refuse a repeat unless the last workload's ratio is below this multiple of fair; 0 disables.",
 							 "OpenBench 2024+ uses 1.25.",
 							 &allot_repeat_upper, 0.0, 0.0, 1000.0,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomBoolVariable("allot.count_requester",
 							 "Add the requesting host's threads to every candidate, and once to fair, before comparing.",
 							 "OpenBench 2024+ behaviour.",
 							 &allot_count_requester, false,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.assignment_ttl",
 							"An assignment counts while its host was seen this recently.",
 							NULL,
 							&allot_assignment_ttl, 120, 1, 365 * 24 * 3600,
-							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS | GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomEnumVariable("allot.fairness",
 							 "What usage is compared when choosing a workload.",
 							 "current: threads or FLOPS in use now (seed 000); recent: recent estimated credit, "
 							 "decayed with allot.rec_half_life (seed 002); debt: long-term debt per workload and "
 							 "resource (seeds 001, 003).",
 							 &allot_fairness, FAIRNESS_CURRENT, fairness_options,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.rec_half_life",
 							"Half-life of recent estimated credit, for allot.fairness = recent.",
 							NULL,
 							&allot_rec_half_life, 10 * 24 * 3600, 1, INT_MAX,
-							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS | GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.daily_quota",
 							"Jobs a host may take per app version per day, at most.",
 							"Each error, abort or timeout halves a host's quota (not below 1); each success doubles it back up to this.",
 							&allot_daily_quota, 100, 1, 1000000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.default_seconds_per_app_unit",
 							 "Run-time estimate per app unit when nothing better is known.",
 							 "Seed 004: the last step of the estimate's fallback chain.",
 							 &allot_default_seconds_per_app_unit, 3600, 1e-6, 1e9,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.default_delay_bound",
 							"Deadline of a job, after it is sent, when its workload sets no delay_bound.",
 							"Every job sent has a deadline, so a host that vanishes gives its jobs back.",
 							&allot_default_delay_bound, 7 * 24 * 3600, 1, 50 * 365 * 24 * 3600,
-							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS | GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.max_jobs_per_request",
 							"The most jobs one request_work call sends.",
 							NULL,
 							&allot_max_jobs_per_request, 1000, 1, 100000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.flops_sample_size",
 							"Raw FLOPS per app unit collected per app and kind before a percentile is taken.",
 							"Seed 004's N.",
 							&allot_flops_sample_size, 100, 1, 1000000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.app_unit_window",
 							"Validated reports per app that its app-unit statistics are computed from, the most recent.",
 							"Each host is one voice among them, however many it sent.",
 							&allot_app_unit_window, 1000, 2, 100000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.flops_percentile",
 							 "The percentile of raw FLOPS per app unit taken as the app's figure.",
 							 "Seed 004: the most efficient hosts set the estimate.",
 							 &allot_flops_percentile, 0.05, 0.0, 1.0,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.flops_avg_weight",
 							 "Weight of a new percentile in the exponential average est_flops_per_au.",
 							 NULL,
 							 &allot_flops_avg_weight, 0.1, 0.0, 1.0,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.gpu_efficiency",
 							 "Scale of a GPU-only app's figure when no app has both CPU and GPU figures.",
 							 "Seed 004 note 2; otherwise the average CPU/GPU ratio of apps with both is used.",
 							 &allot_gpu_efficiency, 1.0, 1e-9, 1e9,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.transitioner_batch",
 							"Rows each step of run_transitioner handles per call, at most.",
 							NULL,
 							&allot_transitioner_batch, 10000, 1, 10000000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.retention_period",
 							"How long finished jobs (done, error) and their reports stay in allot.job and allot.job_report.",
 							"0 keeps them for ever; otherwise at least 1h. The transitioner then moves "
 							"older ones out, keeping their counts and credit.",
 							&allot_retention_period, 30 * 24 * 3600, 0, INT_MAX,
-							PGC_SUSET, GUC_UNIT_S, check_retention_period, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS | GUC_UNIT_S, check_retention_period, NULL, NULL);
 	DefineCustomIntVariable("allot.retention_batch",
 							"Finished jobs one purge (a transitioner run, or purge_finished) moves out, at most.",
 							NULL,
 							&allot_retention_batch, 10000, 1, 10000000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomBoolVariable("allot.retention_archive",
 							 "Keep purged jobs and their reports in allot.job_archive; off deletes them.",
 							 NULL,
 							 &allot_retention_archive, true,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.share_history_retention",
 							"How long allot.share_history keeps each workload's share, a row a minute.",
 							"run_transitioner writes the rows and deletes older ones; 0 keeps none.",
 							&allot_share_history_retention, 24 * 3600, 0, ALLOT_SHARE_HISTORY_MAX_RETENTION,
-							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS | GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.owner_max_hosts",
 							"Hosts one owner may have, at most: register_host refuses more.",
 							"A host costs nothing to make; an owner (an account) is the unit of trust.",
 							&allot_owner_max_hosts, 100, 1, 1000000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.owner_max_new_hosts_per_day",
 							"Hosts one owner may register in 24 hours, at most.",
 							NULL,
 							&allot_owner_max_new_hosts_per_day, 10, 1, 1000000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.unproven_cpu_flops",
 							 "FLOPS a CPU of a host that has proven nothing counts for at most, while the farm has no median.",
 							 "Once the farm has a median of its proven hosts, such a host counts for that median at most.",
 							 &allot_unproven_cpu_flops, 1e9, 1, 1e18,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.unproven_coproc_flops",
 							 "FLOPS a coprocessor of a host that has proven nothing counts for at most, while the farm has no median.",
 							 NULL,
 							 &allot_unproven_coproc_flops, 1e12, 1, 1e18,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.reliable_after",
 							"Consecutive valid results after which a host is reliable: adaptive replication may let it run jobs alone.",
 							NULL,
 							&allot_reliable_after, 10, 1, 1000000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.reliable_alone_probability",
 							 "Probability that a reliable host runs a job of an adaptive workload alone; otherwise it is replicated as a spot check.",
 							 NULL,
 							 &allot_reliable_alone_probability, 0.9, 0.0, 1.0,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.reliable_max_error_rate",
 							 "A host whose error rate is above this is not reliable, whatever its valid results.",
 							 "The error rate is an average of its sendings' failures (errors, aborts, losses, timeouts, invalid results), each weighing 1/20.",
 							 &allot_reliable_max_error_rate, 0.05, 0.0, 1.0,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomRealVariable("allot.default_bound_factor",
 							 "A job's bound, in times its estimate, while its app's run-time spread is unknown.",
 							 "Used when app units say nothing of the spread and fewer than allot.bound_min_reports "
 							 "validated reports have come in: no job goes out bounded by its estimate alone.",
 							 &allot_default_bound_factor, 10, 1, 1e6,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.bound_min_reports",
 							"Validated reports in an app's window before its run-time spread sets bounds.",
 							NULL,
 							&allot_bound_min_reports, 10, 2, 1000000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.unsendable_after",
 							"How long a failed job may stay unsent before it ends in error as unsendable.",
 							"A host is never sent a job it failed; a job every asking host has failed would "
 							"otherwise wait for ever.",
 							&allot_unsendable_after, 24 * 3600, 1, INT_MAX,
-							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS | GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomBoolVariable("allot.retry_failed_hosts",
 							 "Let an unsendable job go once to a host that failed it once, before it ends in error.",
 							 NULL,
 							 &allot_retry_failed_hosts, false,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, SETTING_FLAGS, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.error_backoff",
 							"How long a host is sent nothing after a failed sending; doubles per failure in a row.",
 							NULL,
 							&allot_error_backoff, 60, 0, INT_MAX,
-							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS | GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("allot.max_error_backoff",
 							"The longest backoff failures in a row earn a host.",
 							NULL,
 							&allot_max_error_backoff, 24 * 3600, 0, INT_MAX,
-							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+							PGC_SUSET, SETTING_FLAGS | GUC_UNIT_S, NULL, NULL, NULL);
 }
 
 /* The "allot.*" placeholders waiting to be applied, as they are now. */
@@ -357,22 +377,18 @@ allot_define_settings(void)
 {
 	Pending    *pending;
 	int			n = pending_placeholders(&pending);
+#ifdef GUC_ALLOW_IN_PARALLEL
+	define_all();
+#else
+	/* Without the mark (SETTING_FLAGS), a worker only. */
 	bool		worker = IsParallelWorker() && IsInParallelMode();
 
-	/*
-	 * A parallel worker loads allot with the leader's allot.* values as
-	 * placeholders (the database's and role's settings, or the leader's own:
-	 * the same in every participant).  PostgreSQL applies a placeholder only
-	 * outside parallel mode: inside, each would be refused with a WARNING
-	 * to the client, per setting and worker, and the worker would compute
-	 * with the defaults.  Applying what every participant holds keeps them
-	 * alike, which is what the refusal guards.
-	 */
 	if (worker)
 		ExitParallelMode();
 	define_all();
 	if (worker)
 		EnterParallelMode();
+#endif
 
 	for (int i = 0; i < n; i++)
 	{
