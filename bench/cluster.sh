@@ -242,15 +242,21 @@ CLK_TCK=$(getconf CLK_TCK)
 # the postmaster would count twice (live, and in the postmaster's cutime):
 # the postmaster is read before and after the children, and the reading is
 # taken again until nothing was reaped in between.
-postmaster_ticks() { sed 's/.*) //' "/proc/$POSTMASTER_PID/stat" | awk '{ print $12 + $13, $14 + $15 }'; }
+# (cluster_ticks user: the ticks in user mode only, where the server's own
+# code runs; the rest is the kernel's: system calls, I/O, scheduling.)
+postmaster_ticks() {
+    sed 's/.*) //' "/proc/$POSTMASTER_PID/stat" |
+        awk -v u="${1:-}" '{ print $12 + (u ? 0 : $13), $14 + (u ? 0 : $15) }'
+}
 cluster_ticks() {
-    local pids own reaped own2 reaped2 kids
+    local pids own reaped own2 reaped2 kids user=
+    [ "${1:-}" != user ] || user=1
     for _ in 1 2 3 4 5 6 7 8; do
-        read -r own reaped < <(postmaster_ticks)
+        read -r own reaped < <(postmaster_ticks "$user")
         pids=$(pgrep -P "$POSTMASTER_PID" | sed 's|.*|/proc/&/stat|')
         # shellcheck disable=SC2086  # a list of paths
-        kids=$(cat $pids 2>/dev/null | sed 's/.*) //' | awk '{ s += $12 + $13 } END { print s + 0 }')
-        read -r own2 reaped2 < <(postmaster_ticks)
+        kids=$(cat $pids 2>/dev/null | sed 's/.*) //' | awk -v u="$user" '{ s += $12 + (u ? 0 : $13) } END { print s + 0 }')
+        read -r own2 reaped2 < <(postmaster_ticks "$user")
         [ "$reaped2" = "$reaped" ] && break
     done
     echo $((own2 + reaped2 + kids))
@@ -289,6 +295,8 @@ wait_backends_gone() {
 #   RUN_QUIET               what wait_quiet saw
 #   RUN_START RUN_SECS      when it began (epoch seconds), how long it took
 #   RUN_CPU_US              server CPU per transaction, microseconds
+#   RUN_USER_US             the part of it in user mode (the server's code;
+#                           the rest is system calls, I/O and scheduling)
 #   RUN_SERVER_PCT          server CPU, % of one CPU
 #   RUN_CLIENT_PCT          this script's children's CPU (pgbench), % of one CPU
 #   RUN_OTHERS_PCT          the rest of the machine's busy CPU, % of one CPU
@@ -320,7 +328,7 @@ measure_counters() {
     local live=0
     # the start first when clients run: the counters take many processes
     [ -z "${1:-}" ] || { RUN_START=$(date +%s.%N); live=$(tree_ticks "$1"); }
-    M_C0=$(cluster_ticks) M_K0=$(($(client_ticks) + live))
+    M_C0=$(cluster_ticks) M_U0=$(cluster_ticks user) M_K0=$(($(client_ticks) + live))
     read -r M_B0 _ < <(machine_ticks)
     [ -n "${1:-}" ] || RUN_START=$(date +%s.%N)
 }
@@ -337,17 +345,17 @@ tree_ticks() {
 }
 
 measure_end() {
-    local db=$1 n=$2 s1 c1 k1 b1
+    local db=$1 n=$2 s1 c1 u1 k1 b1
     s1=$(date +%s.%N)
     wait_backends_gone "$db"
-    c1=$(cluster_ticks) k1=$(client_ticks)
+    c1=$(cluster_ticks) u1=$(cluster_ticks user) k1=$(client_ticks)
     read -r b1 _ < <(machine_ticks)
-    read -r RUN_SECS RUN_CPU_US RUN_SERVER_PCT RUN_CLIENT_PCT RUN_OTHERS_PCT < <(
+    read -r RUN_SECS RUN_CPU_US RUN_USER_US RUN_SERVER_PCT RUN_CLIENT_PCT RUN_OTHERS_PCT < <(
         awk -v secs="$(awk -v a="$RUN_START" -v b="$s1" 'BEGIN { print b - a }')" -v c="$((c1 - M_C0))" \
-            -v k="$((k1 - M_K0))" -v b="$((b1 - M_B0))" -v n="$n" -v hz="$CLK_TCK" 'BEGIN {
+            -v u="$((u1 - M_U0))" -v k="$((k1 - M_K0))" -v b="$((b1 - M_B0))" -v n="$n" -v hz="$CLK_TCK" 'BEGIN {
             # /proc/stat counts the ticks of all CPUs, at hz per CPU.
             others = (b - c - k) / hz; if (others < 0) others = 0
-            printf "%.1f %.1f %.0f %.0f %.0f\n", secs, c / hz * 1e6 / n,
+            printf "%.1f %.1f %.1f %.0f %.0f %.0f\n", secs, c / hz * 1e6 / n, u / hz * 1e6 / n,
                    100 * c / hz / secs, 100 * k / hz / secs, 100 * others / secs }')
     read -r RUN_WAL_B RUN_WAL_REC RUN_WAL_FPI < <(psql_q -At -F ' ' -c "
         SELECT round(wal_bytes / $n, 0), round(wal_records::numeric / $n, 2),

@@ -3,7 +3,7 @@
 # must show that it measured what it says it measures:
 #  (a) bench/cluster.sh's server CPU accounting agrees with what a backend
 #      reads of its own CPU time in /proc/self/stat, after the backend has
-#      exited (the postmaster's cutime);
+#      exited (the postmaster's cutime), in all and in user mode;
 #  (b) bench/assign.sh names the installed library by its checksum; every
 #      request's host last asked over a minute ago (yet a repeat writes no
 #      host row, and its assignment update is HOT) and within the TTL (the
@@ -47,26 +47,33 @@ sub run_bench
 set -euo pipefail
 BENCH_DIR=$bench
 source "\$BENCH_DIR/cluster.sh"
-c0=\$(cluster_ticks)
+c0=\$(cluster_ticks) u0=\$(cluster_ticks user)
 psql_q -At <<'SQL'
 CREATE TEMP TABLE t0 AS SELECT string_to_array(split_part(pg_read_file('/proc/self/stat'), ') ', 2), ' ') AS f;
 SELECT sum(x) FROM generate_series(1, 10000000) AS x \\g /dev/null
-SELECT 'backend ' || ((f1[12]::int + f1[13]::int) - (f[12]::int + f[13]::int))
+SELECT 'backend ' || ((f1[12]::int + f1[13]::int) - (f[12]::int + f[13]::int)) || ' ' || (f1[12]::int - f[12]::int)
   FROM t0, (SELECT string_to_array(split_part(pg_read_file('/proc/self/stat'), ') ', 2), ' ') AS f1) AS s;
 SQL
 wait_backends_gone postgres
-echo "cluster \$((\$(cluster_ticks) - c0))"
+echo "cluster \$((\$(cluster_ticks) - c0)) \$((\$(cluster_ticks user) - u0))"
 EOF
 	close $fh;
 	my ($ok, $out) = run_bench([ 'bash', $script ]);
 	ok($ok, 'the CPU accounting check runs') or diag($out);
-	my ($backend) = $out =~ /^backend (\d+)$/m;
-	my ($cluster) = $out =~ /^cluster (\d+)$/m;
+	my ($backend, $backend_user) = $out =~ /^backend (\d+) (\d+)$/m;
+	my ($cluster, $cluster_user) = $out =~ /^cluster (\d+) (\d+)$/m;
 	ok(defined $backend && $backend >= 10, 'the query used CPU that the backend can see')
 	  or diag($out);
 	ok(defined $cluster && $cluster >= $backend && $cluster <= $backend * 1.1 + 10,
 		'the cluster\'s CPU, the exited backend included, is the backend\'s own and a little more')
 	  or diag("backend $backend ticks, cluster $cluster ticks");
+	# A sum over generate_series runs in user mode, and the cluster's user
+	# ticks are a part of its ticks.
+	ok(defined $cluster_user && $backend_user >= $backend / 2
+		  && $cluster_user >= $backend_user && $cluster_user <= $backend_user * 1.1 + 10
+		  && $cluster_user <= $cluster,
+		'the cluster\'s CPU in user mode is the backend\'s own and a little more, and part of the whole')
+	  or diag("backend $backend ticks ($backend_user user), cluster $cluster ticks ($cluster_user user)");
 }
 
 my $so = `$pg_config --pkglibdir`;
@@ -88,11 +95,11 @@ my $sha = substr(Digest::SHA->new(256)->addfile("$so/allot.so")->hexdigest, 0, 1
 	for my $run (qw(bare-upd/1 bare-asg/1 bare-upd/2 bare-asg/2 walk-upd/1 walk-asg/1))
 	{
 		my ($name, $round) = split m{/}, $run;
-		my ($tps, $p50, $p99, $cpu, $xtps, $xcpu) =
-		  $out =~ /^\s*2000\s+40\s+\d+\s+8\s+\Q$name\E\s+$round\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)\s+(\S+)\s/m;
+		my ($tps, $p50, $p99, $cpu, $user, $xtps, $xcpu) =
+		  $out =~ /^\s*2000\s+40\s+\d+\s+8\s+\Q$name\E\s+$round\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)\s+(\S+)\s/m;
 		$at{$run} = defined $cpu ? $-[0] : -1;
-		ok(defined $cpu && $tps > 0 && $p50 <= $p99 && $cpu > 0,
-			"$name, round $round: tps, p50 <= p99 and server CPU per transaction are reported")
+		ok(defined $cpu && $tps > 0 && $p50 <= $p99 && $cpu > 0 && $user > 0 && $user <= $cpu,
+			"$name, round $round: tps, p50 <= p99 and server CPU per transaction (some of it in user mode) are reported")
 		  or diag($out);
 		# (the table's x CPU is assign's over the UPDATE's; the verdict's
 		# CPU ratio is the UPDATE's over assign's, as for tps)
