@@ -273,7 +273,7 @@ timed() {
         walk-upd) requests "$db" "$CLIENTS_NOW" 0 "$name" -T "$DURATION" ;;
         bare-*) bare "$db" "$assign" "$name" ;;
     esac
-    ROWS+=("$NHOSTS $NWORKLOADS $TOP $CLIENTS_NOW $name $ROUND $RUN_TPS $RUN_P50 $RUN_P99 $RUN_CPU_US $RUN_STMT $RUN_WAL_B $RUN_WAL_FPI $RUN_OTHERS_PCT $RUN_USER_US")
+    ROWS+=("$NHOSTS $NWORKLOADS $TOP $CLIENTS_NOW $name $ROUND $RUN_TPS $RUN_P50 $RUN_P99 $RUN_CPU_US $RUN_STMT $RUN_WAL_B $RUN_WAL_FPI $RUN_OTHERS_PCT $RUN_USER_US $RUN_TX_SYNC")
     say "    $name round $ROUND: $RUN_TPS tps, p50 $RUN_P50 ms, p99 $RUN_P99 ms, $RUN_CPU_US us server CPU/tx ($RUN_USER_US in user mode); before: $RUN_QUIET; others during: $RUN_OTHERS_PCT% of a CPU${RUN_WARMUP_TPS:+; ${RUN_WARMUP_TPS} tps in the warm-up}"
     [ "$assign" = 1 ] || return 0
 
@@ -363,30 +363,31 @@ report() {
     echo
     echo "Per transaction: server CPU (all the cluster's processes) and its part in user mode (the server's code; the rest is the"
     echo "kernel's: system calls, I/O, scheduling), buffers and WAL of the statement (pg_stat_statements), WAL in all"
-    echo "(pg_stat_wal) and full-page images; x upd: an assign run's tps, and its CPU, over its update run's (bare over bare, walk over"
-    echo "walk) of the same round (rd): tps / tps and CPU / CPU; others: the rest of the machine's busy CPU during the run, in % of one CPU"
-    echo "(what skews tps).  top: workloads at the top priority."
-    printf '%7s %5s %5s %3s %-8s %2s %7s %6s %6s %7s %7s %6s %6s %7s %6s %6s %7s %6s %6s %6s %6s\n' \
-        hosts wl top cl run rd tps p50ms p99ms "CPU us" "user us" "x tps" "x CPU" "hit" "read" dirty "stmtWAL" walrec "WAL B" fpi others%
-    local h w t c n rnd tps p50 p99 cpu hit rd dt wb wr wal fpi oth usr base
+    echo "(pg_stat_wal) and full-page images; tx/sync: transactions per WAL fsync (how many commits shared a flush); x upd: an"
+    echo "assign run's tps, and its CPU, over its update run's (bare over bare, walk over walk) of the same round (rd): tps / tps"
+    echo "and CPU / CPU; others: the rest of the machine's busy CPU during the run, in % of one CPU (what skews tps).  top:"
+    echo "workloads at the top priority."
+    printf '%7s %5s %5s %3s %-8s %2s %7s %6s %6s %7s %7s %6s %6s %7s %6s %6s %7s %6s %6s %6s %7s %6s\n' \
+        hosts wl top cl run rd tps p50ms p99ms "CPU us" "user us" "x tps" "x CPU" "hit" "read" dirty "stmtWAL" walrec "WAL B" fpi tx/sync others%
+    local h w t c n rnd tps p50 p99 cpu hit rd dt wb wr wal fpi oth usr txs base
     local -A btps bcpu
     # each assign run against the UPDATE of its farm, clients, kind and round
     for r in "${ROWS[@]}"; do
-        read -r h w t c n rnd tps p50 p99 cpu hit rd dt wb wr wal fpi oth usr <<<"$r"
+        read -r h w t c n rnd tps p50 p99 cpu hit rd dt wb wr wal fpi oth usr txs <<<"$r"
         [ "${n#*-}" != upd ] || { btps[$h.$w.$t.$c.${n%-*}.$rnd]=$tps; bcpu[$h.$w.$t.$c.${n%-*}.$rnd]=$cpu; }
     done
     for r in "${ROWS[@]}"; do
-        read -r h w t c n rnd tps p50 p99 cpu hit rd dt wb wr wal fpi oth usr <<<"$r"
+        read -r h w t c n rnd tps p50 p99 cpu hit rd dt wb wr wal fpi oth usr txs <<<"$r"
         if [ "${n#*-}" = upd ]; then
-            printf '%7s %5s %5s %3s %-8s %2s %7.0f %6s %6s %7s %7s %6s %6s %7s %6s %6s %7s %6s %6s %6s %6s\n' \
-                "$h" "$w" "$t" "$c" "$n" "$rnd" "$tps" "$p50" "$p99" "$cpu" "$usr" - - "$hit" "$rd" "$dt" "$wb" "$wr" "$wal" "$fpi" "$oth"
+            printf '%7s %5s %5s %3s %-8s %2s %7.0f %6s %6s %7s %7s %6s %6s %7s %6s %6s %7s %6s %6s %6s %7s %6s\n' \
+                "$h" "$w" "$t" "$c" "$n" "$rnd" "$tps" "$p50" "$p99" "$cpu" "$usr" - - "$hit" "$rd" "$dt" "$wb" "$wr" "$wal" "$fpi" "$txs" "$oth"
         else
             base=$h.$w.$t.$c.${n%-*}.$rnd
-            printf '%7s %5s %5s %3s %-8s %2s %7.0f %6s %6s %7s %7s %6.2f %6.2f %7s %6s %6s %7s %6s %6s %6s %6s\n' \
+            printf '%7s %5s %5s %3s %-8s %2s %7.0f %6s %6s %7s %7s %6.2f %6.2f %7s %6s %6s %7s %6s %6s %6s %7s %6s\n' \
                 "$h" "$w" "$t" "$c" "$n" "$rnd" "$tps" "$p50" "$p99" "$cpu" "$usr" \
                 "$(awk -v a="$tps" -v b="${btps[$base]}" 'BEGIN { print a / b }')" \
                 "$(awk -v a="$cpu" -v b="${bcpu[$base]}" 'BEGIN { print a / b }')" \
-                "$hit" "$rd" "$dt" "$wb" "$wr" "$wal" "$fpi" "$oth"
+                "$hit" "$rd" "$dt" "$wb" "$wr" "$wal" "$fpi" "$txs" "$oth"
         fi
     done
     echo

@@ -301,6 +301,8 @@ wait_backends_gone() {
 #   RUN_CLIENT_PCT          this script's children's CPU (pgbench), % of one CPU
 #   RUN_OTHERS_PCT          the rest of the machine's busy CPU, % of one CPU
 #   RUN_WAL_B RUN_WAL_REC RUN_WAL_FPI   pg_stat_wal per transaction
+#   RUN_TX_SYNC             transactions per WAL fsync (pg_stat_wal's wal_sync):
+#                           how many commits shared each flush; - if none
 #   RUN_STMT                "hit read dirtied wal_bytes wal_records" per
 #                           transaction, DB's top-level statements but those
 #                           matching MEASURE_EXCLUDE (a regular expression)
@@ -357,9 +359,10 @@ measure_end() {
             others = (b - c - k) / hz; if (others < 0) others = 0
             printf "%.1f %.1f %.1f %.0f %.0f %.0f\n", secs, c / hz * 1e6 / n, u / hz * 1e6 / n,
                    100 * c / hz / secs, 100 * k / hz / secs, 100 * others / secs }')
-    read -r RUN_WAL_B RUN_WAL_REC RUN_WAL_FPI < <(psql_q -At -F ' ' -c "
+    read -r RUN_WAL_B RUN_WAL_REC RUN_WAL_FPI RUN_TX_SYNC < <(psql_q -At -F ' ' -c "
         SELECT round(wal_bytes / $n, 0), round(wal_records::numeric / $n, 2),
-               round(wal_fpi::numeric / $n, 3) FROM pg_stat_wal")
+               round(wal_fpi::numeric / $n, 3),
+               coalesce(round($n::numeric / nullif(wal_sync, 0), 1)::text, '-') FROM pg_stat_wal")
     RUN_STMT=$(statement_costs "$db" "$n" "${MEASURE_EXCLUDE:-^$}")
 }
 

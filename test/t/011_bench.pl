@@ -95,11 +95,15 @@ my $sha = substr(Digest::SHA->new(256)->addfile("$so/allot.so")->hexdigest, 0, 1
 	for my $run (qw(bare-upd/1 bare-asg/1 bare-upd/2 bare-asg/2 walk-upd/1 walk-asg/1))
 	{
 		my ($name, $round) = split m{/}, $run;
-		my ($tps, $p50, $p99, $cpu, $user, $xtps, $xcpu) =
-		  $out =~ /^\s*2000\s+40\s+\d+\s+8\s+\Q$name\E\s+$round\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)\s+(\S+)\s/m;
+		my ($tps, $p50, $p99, $cpu, $user, $xtps, $xcpu, $tx_sync) =
+		  $out =~ /^\s*2000\s+40\s+\d+\s+8\s+\Q$name\E\s+$round\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)\s+(\S+)\s+(?:\S+\s+){7}(\S+)\s+\d+$/m;
 		$at{$run} = defined $cpu ? $-[0] : -1;
 		ok(defined $cpu && $tps > 0 && $p50 <= $p99 && $cpu > 0 && $user > 0 && $user <= $cpu,
 			"$name, round $round: tps, p50 <= p99 and server CPU per transaction (some of it in user mode) are reported")
+		  or diag($out);
+		# (fsync is on in the bench's cluster: every commit waits for one)
+		ok(defined $tx_sync && $tx_sync =~ /^[\d.]+$/ && $tx_sync > 0,
+			"$name, round $round: transactions per WAL fsync are reported")
 		  or diag($out);
 		# (the table's x CPU is assign's over the UPDATE's; the verdict's
 		# CPU ratio is the UPDATE's over assign's, as for tps)
