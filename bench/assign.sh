@@ -252,8 +252,7 @@ setup_farm() {
 # the walk's clock.
 bare() {
     local db=$1 assign=$2 name=$3 vnow
-    vnow=$(psql_q -d "$db" -At -c "SELECT to_timestamp($T0::float8 + $STEP::float8 * last_value)
-                                     FROM public.bench_clock")
+    vnow=$(psql_q -d "$db" -At -c "SELECT $T0::float8 + $STEP::float8 * last_value FROM public.bench_clock")
     MEASURE_SIDE='' MEASURE_EXCLUDE='' MEASURE_WARMUP=$BARE_WARMUP measure_pgbench "$name" "$db" -c "$CLIENTS_NOW" \
         -j "$((THREADS < CLIENTS_NOW ? THREADS : CLIENTS_NOW))" -T "$((BARE_WARMUP + DURATION))" \
         -D nhosts="$NHOSTS" -D assign="$assign" -D vnow="$vnow" -f "$BENCH_DIR/assign_bare.sql"
