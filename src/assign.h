@@ -52,6 +52,15 @@ typedef struct AssignHost
 	int32		assigned_threads;
 	bool		assigned_focus;
 	HeapTuple	assignment_row; /* as read, when counted now; else NULL */
+	/*
+	 * Where the assignment's HOT chain starts, as host.assignment_tid
+	 * remembers it (a hint, invalid when NULL) and as the read found it
+	 * (invalid when there is no assignment).  hint_column: the schema has
+	 * host.assignment_tid (0.8.0 on).
+	 */
+	bool		hint_column;
+	ItemPointerData assignment_hint;
+	ItemPointerData assignment_root;
 	/* A writer's two tables, kept open from the read to the write. */
 	AllotTable	host_table;
 	AllotTable	assignment_table;

@@ -75,10 +75,12 @@ prepare_plans(void)
 								" WHERE host_id = $1 AND workload_id = $2 AND threads = $3"
 								"   AND focus = $4 AND counted",
 								5, assign_args);
+	/* A new row starts its HOT chain where it is inserted. */
 	insert_plan = allot_prepare(
 								"INSERT INTO allot.assignment"
 								"       (host_id, workload_id, threads, focus, assigned_at, seen_at, counted)"
-								"VALUES ($1, $2, $3, $4, $5, $5, true)",
+								"VALUES ($1, $2, $3, $4, $5, $5, true)"
+								" RETURNING ctid",
 								5, assign_args);
 	last_workload_plan = allot_prepare(
 									   "UPDATE allot.host SET last_workload_id = $2 WHERE id = $1",
@@ -99,7 +101,11 @@ execute(Assign *a, SPIPlanPtr *plan, Datum *args, int expect)
 	return SPI_processed > 0;
 }
 
-/* The chosen workload, recorded as the host's assignment. */
+/*
+ * The chosen workload, recorded as the host's assignment; and the host's
+ * row, when its last workload changes or it no longer says where its
+ * assignment is.
+ */
 static void
 record(Assign *a, const CachedWorkload *w)
 {
@@ -111,6 +117,11 @@ record(Assign *a, const CachedWorkload *w)
 		TimestampTzGetDatum(a->now)
 	};
 	bool		written = false;
+	/* Where the assignment's chain starts after the write, if we know. */
+	ItemPointerData root = host->assignment_root;
+	bool		root_known = true;
+	bool		move,
+				hint;
 
 	/* Credit first: the transitioner's fold locks those rows first too. */
 	if (a->fairness != FAIRNESS_CURRENT)
@@ -127,22 +138,43 @@ record(Assign *a, const CachedWorkload *w)
 	if (host->assigned_workload == w->id &&
 		host->assigned_threads == host->offer.threads &&
 		host->assigned_focus == a->focus_assigned)
-		written = allot_touch_assignment(&a->host.assignment_table, host->assignment_row, a->now) ||
-			execute(a, &repeat_plan, args, SPI_OK_UPDATE);
+	{
+		if (allot_touch_assignment(&host->assignment_table, host->assignment_row,
+								   a->now, &root))
+			written = true;
+		else if (execute(a, &repeat_plan, args, SPI_OK_UPDATE))
+		{
+			written = true;
+			root_known = false; /* the UPDATE does not say */
+		}
+	}
 	/* Another workload, or other threads: at the row read, or through SQL. */
 	if (!written && host->has_assignment &&
 		!allot_switch_assignment(&host->assignment_table, host->assignment_row, w->id,
-								 host->offer.threads, a->focus_assigned, a->now))
+								 host->offer.threads, a->focus_assigned, a->now, &root))
+	{
 		(void) execute(a, &update_plan, args, SPI_OK_UPDATE);
+		root_known = false;
+	}
 	else if (!written && !host->has_assignment)
-		(void) execute(a, &insert_plan, args, SPI_OK_INSERT);
+	{
+		bool		isnull;
+
+		(void) execute(a, &insert_plan, args, SPI_OK_INSERT_RETURNING);
+		root = *(ItemPointer) DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[0],
+												  SPI_tuptable->tupdesc, 1, &isnull));
+	}
 
 	/*
-	 * The host row is written only when its last workload changes: at the
-	 * row the request read, or through SQL where the table asks for more.
+	 * The host's row is written only when its last workload changes or it
+	 * no longer says where the assignment is: at the row the request read,
+	 * or, for the last workload, through SQL where the table asks for more.
 	 */
-	if (host->last_workload_id != w->id &&
-		!allot_write_last_workload(&a->host.host_table, host->host_row, w->id))
+	move = host->last_workload_id != w->id;
+	hint = host->hint_column && root_known && !ItemPointerEquals(&root, &host->assignment_hint);
+	if ((move || hint) &&
+		!allot_write_host(&host->host_table, host->host_row, move ? &w->id : NULL,
+						  hint ? &root : NULL) && move)
 	{
 		Datum		hargs[2] = {Int64GetDatum(a->host_id), Int64GetDatum(w->id)};
 

@@ -93,6 +93,44 @@ read_offer(AllotTable *h, AssignHost *host)
 }
 
 /*
+ * Where the host's assignment row was, as the host's row remembers it
+ * (0.8.0 on); invalid when it does not.
+ */
+static void
+read_hint(AllotTable *h, AssignHost *host)
+{
+	AttrNumber	att = allot_column_if_any(h, "assignment_tid", TIDOID);
+	bool		isnull = true;
+	Datum		v = (Datum) 0;
+
+	host->hint_column = att != InvalidAttrNumber;
+	if (host->hint_column)
+		v = slot_getattr(h->slot, att, &isnull);
+	if (isnull)
+		ItemPointerSetInvalid(&host->assignment_hint);
+	else
+		host->assignment_hint = *(ItemPointer) DatumGetPointer(v);
+}
+
+/*
+ * The host's assignment row into a's slot: at the place the host's row
+ * remembers, if it is still there, or through the key.
+ */
+static bool
+fetch_assignment(AllotTable *a, AssignHost *host, Snapshot snap)
+{
+	if (allot_fetch_at(a, &host->assignment_hint, snap))
+	{
+		/* Any row may be there now: it must be this host's. */
+		if (allot_slot_int8(a, allot_column(a, "host_id", INT8OID), 0) == host->id)
+			return true;
+		ExecClearTuple(a->slot);
+	}
+	allot_table_open_key(a, "assignment_pkey");
+	return allot_fetch_by_key(a, host->id, snap);
+}
+
+/*
  * Read the host and its assignment; errors if the host does not exist.  To
  * assign (fresh), after allot_begin_host_request, under a snapshot taken
  * after it, the two tables kept open for the writes (close them with
@@ -113,6 +151,7 @@ allot_read_assign_host(AssignHost *host, int64 host_id, TimestampTz cutoff, bool
 	if (!allot_fetch_by_key(h, host_id, snap))
 		allot_host_not_found(host_id);
 	read_offer(h, host);
+	read_hint(h, host);
 	/* Kept for a switch, which writes its last_workload_id where it was read. */
 	if (fresh)
 	{
@@ -120,10 +159,11 @@ allot_read_assign_host(AssignHost *host, int64 host_id, TimestampTz cutoff, bool
 		host->host_row->t_self = h->slot->tts_tid;
 	}
 
-	allot_table_open(a, "assignment", "assignment_pkey", false);
-	if (allot_fetch_by_key(a, host_id, snap))
+	allot_table_open(a, "assignment", NULL, false);
+	if (fetch_assignment(a, host, snap))
 	{
 		host->has_assignment = true;
+		host->assignment_root = a->root;
 		/* It counts while marked so and seen within assignment_ttl. */
 		if (allot_slot_bool(a, allot_column(a, "counted", BOOLOID), false) &&
 			allot_slot_timestamptz(a, allot_column(a, "seen_at", TIMESTAMPTZOID),

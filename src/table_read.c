@@ -164,17 +164,23 @@ allot_table_open(AllotTable *t, const char *name, const char *key_index, bool mi
 	t->rel = table_open(relid, NoLock);
 	t->slot = table_slot_create(t->rel, NULL);
 	if (key_index != NULL)
-	{
-		/* By name, as the extension's scripts create it: <table>_pkey. */
-		t->pkey = allot_index_open(key_index);
-		if (t->pkey->rd_index->indrelid != relid ||
-			IndexRelationGetNumberOfKeyAttributes(t->pkey) != 1 ||
-			TupleDescAttr(RelationGetDescr(t->pkey), 0)->atttypid != INT8OID)
-			ereport(ERROR,
-					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-					 errmsg("allot.%s is not a one-column bigint key of allot.%s", key_index, name),
-					 errhint("allot's tables and keys are created by the extension; do not change them.")));
-	}
+		allot_table_open_key(t, key_index);
+}
+
+void
+allot_table_open_key(AllotTable *t, const char *key_index)
+{
+	if (t->pkey != NULL)
+		return;
+	/* By name, as the extension's scripts create it: <table>_pkey. */
+	t->pkey = allot_index_open(key_index);
+	if (t->pkey->rd_index->indrelid != RelationGetRelid(t->rel) ||
+		IndexRelationGetNumberOfKeyAttributes(t->pkey) != 1 ||
+		TupleDescAttr(RelationGetDescr(t->pkey), 0)->atttypid != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("allot.%s is not a one-column bigint key of allot.%s", key_index, t->name),
+				 errhint("allot's tables and keys are created by the extension; do not change them.")));
 }
 
 void
@@ -196,8 +202,22 @@ allot_index_open(const char *name)
 	return index_open(allot_lock_table(name, AccessShareLock, false), NoLock);
 }
 
-AttrNumber
-allot_column(const AllotTable *t, const char *column, Oid type)
+/* A column's number (or its absence), remembered until the table changes. */
+static void
+remember_column(Oid relid, const char *column, Oid type, AttrNumber attnum)
+{
+	if (n_known_columns >= MAX_KNOWN_COLUMNS || !callback_registered)
+		return;
+	known_columns[n_known_columns].relid = relid;
+	known_columns[n_known_columns].column = column;
+	known_columns[n_known_columns].type = type;
+	known_columns[n_known_columns].attnum = attnum;
+	n_known_columns++;
+}
+
+/* A column's number; InvalidAttrNumber if missing_ok and the table lacks it. */
+static AttrNumber
+find_column(const AllotTable *t, const char *column, Oid type, bool missing_ok)
 {
 	TupleDesc	desc = RelationGetDescr(t->rel);
 	Oid			relid = RelationGetRelid(t->rel);
@@ -205,7 +225,8 @@ allot_column(const AllotTable *t, const char *column, Oid type)
 	/* The table is locked, so an ALTER of it has been heard of by now. */
 	for (int i = 0; i < n_known_columns; i++)
 		if (known_columns[i].column == column && known_columns[i].relid == relid &&
-			known_columns[i].type == type)
+			known_columns[i].type == type &&
+			(missing_ok || known_columns[i].attnum != InvalidAttrNumber))
 			return known_columns[i].attnum;
 
 	for (int i = 0; i < desc->natts; i++)
@@ -221,21 +242,32 @@ allot_column(const AllotTable *t, const char *column, Oid type)
 							column, t->name, format_type_be(a->atttypid),
 							format_type_be(type)),
 					 errhint("allot's columns are defined by the extension; do not change their types.")));
-		if (n_known_columns < MAX_KNOWN_COLUMNS && callback_registered)
-		{
-			known_columns[n_known_columns].relid = relid;
-			known_columns[n_known_columns].column = column;
-			known_columns[n_known_columns].type = type;
-			known_columns[n_known_columns].attnum = a->attnum;
-			n_known_columns++;
-		}
+		remember_column(relid, column, type, a->attnum);
 		return a->attnum;
+	}
+	if (missing_ok)
+	{
+		/* An ALTER TABLE that adds it forgets this, as any change does. */
+		remember_column(relid, column, type, InvalidAttrNumber);
+		return InvalidAttrNumber;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_COLUMN),
 			 errmsg("column \"%s\" of allot.%s does not exist", column, t->name),
 			 errhint("Update the extension: ALTER EXTENSION allot UPDATE.")));
 	return InvalidAttrNumber;	/* not reached */
+}
+
+AttrNumber
+allot_column(const AllotTable *t, const char *column, Oid type)
+{
+	return find_column(t, column, type, false);
+}
+
+AttrNumber
+allot_column_if_any(const AllotTable *t, const char *column, Oid type)
+{
+	return find_column(t, column, type, true);
 }
 
 /*
@@ -255,40 +287,52 @@ allot_column(const AllotTable *t, const char *column, Oid type)
 #define PRUNE_BELOW (BLCKSZ / 16)
 
 /*
- * The heap's fetch through an index, as heapam_index_fetch_tuple does it
- * (the HOT chain followed under a share lock, SSI's checks made there, an
- * index entry whose chain is all dead marked for the index to forget), with
- * that one difference: when to prune.
+ * The visible version of the HOT chain that starts at root, into t's slot,
+ * as heapam_index_fetch_tuple fetches it (the chain followed under a share
+ * lock, SSI's checks made there), with that one difference: when to prune.
+ * *all_dead is set when every version of the chain is dead to everyone.
  */
+static bool
+fetch_heap_chain(AllotTable *t, ItemPointer root, Snapshot snap, bool *all_dead)
+{
+	BufferHeapTupleTableSlot *bslot = (BufferHeapTupleTableSlot *) t->slot;
+	Buffer		buf = ReadBuffer(t->rel, ItemPointerGetBlockNumber(root));
+	Page		page = BufferGetPage(buf);
+	ItemPointerData htid = *root;
+	bool		found;
+
+	/* Unlocked, as heap_page_prune_opt looks at it: a hint. */
+	if (PageIsFull(page) || PageGetHeapFreeSpace(page) < PRUNE_BELOW)
+		heap_page_prune_opt(t->rel, buf);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	found = heap_hot_search_buffer(&htid, t->rel, buf, snap, &bslot->base.tupdata,
+								   all_dead, true);
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	if (!found)
+	{
+		ReleaseBuffer(buf);
+		return false;
+	}
+	t->slot->tts_tableOid = RelationGetRelid(t->rel);
+	/* The slot takes our pin: the row stays where it is while held. */
+	ExecStorePinnedBufferHeapTuple(&bslot->base.tupdata, t->slot, buf);
+	t->root = *root;
+	return true;
+}
+
+/* The heap's fetch through an index: each entry's chain, until one is seen. */
 static bool
 fetch_heap_by_key(AllotTable *t, IndexScanDesc scan, Snapshot snap)
 {
-	BufferHeapTupleTableSlot *bslot = (BufferHeapTupleTableSlot *) t->slot;
 	ItemPointer tid;
 
 	while ((tid = index_getnext_tid(scan, ForwardScanDirection)) != NULL)
 	{
-		Buffer		buf = ReadBuffer(t->rel, ItemPointerGetBlockNumber(tid));
-		Page		page = BufferGetPage(buf);
-		ItemPointerData htid = *tid;
 		bool		all_dead = false;
-		bool		found;
 
-		/* Unlocked, as heap_page_prune_opt looks at it: a hint. */
-		if (PageIsFull(page) || PageGetHeapFreeSpace(page) < PRUNE_BELOW)
-			heap_page_prune_opt(t->rel, buf);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		found = heap_hot_search_buffer(&htid, t->rel, buf, snap, &bslot->base.tupdata,
-									   &all_dead, true);
-		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-		if (found)
-		{
-			t->slot->tts_tableOid = RelationGetRelid(t->rel);
-			/* The slot takes our pin: the row stays where it is while held. */
-			ExecStorePinnedBufferHeapTuple(&bslot->base.tupdata, t->slot, buf);
+		if (fetch_heap_chain(t, tid, snap, &all_dead))
 			return true;
-		}
-		ReleaseBuffer(buf);
+		/* An entry whose chain is all dead is marked for the index to forget. */
 		if (!scan->xactStartedInRecovery)
 			scan->kill_prior_tuple = all_dead;
 	}
@@ -302,6 +346,7 @@ allot_fetch_by_key(AllotTable *t, int64 key, Snapshot snap)
 	IndexScanDesc scan;
 	bool		found;
 
+	ItemPointerSetInvalid(&t->root);
 	ScanKeyInit(&skey, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(key));
 	scan = index_beginscan(t->rel, t->pkey, snap, 1, 0);
 	index_rescan(scan, &skey, 1, NULL, 0);
@@ -312,4 +357,23 @@ allot_fetch_by_key(AllotTable *t, int64 key, Snapshot snap)
 		found = index_getnext_slot(scan, ForwardScanDirection, t->slot);
 	index_endscan(scan);
 	return found;
+}
+
+/*
+ * The row of the HOT chain that starts at root (a hint a caller kept, which
+ * may be stale or wrong: past the table's end, a line pointer since reused
+ * by another row), visible to snap, into t->slot; false if there is none
+ * there.  The caller checks that the row is the one it wants.
+ */
+bool
+allot_fetch_at(AllotTable *t, ItemPointer root, Snapshot snap)
+{
+	bool		all_dead = false;
+
+	ItemPointerSetInvalid(&t->root);
+	if (!ItemPointerIsValid(root) || t->rel->rd_tableam != GetHeapamTableAmRoutine() ||
+		!TTS_IS_BUFFERTUPLE(t->slot) ||
+		ItemPointerGetBlockNumber(root) >= RelationGetNumberOfBlocks(t->rel))
+		return false;
+	return fetch_heap_chain(t, root, snap, &all_dead);
 }

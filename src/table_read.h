@@ -22,6 +22,7 @@ typedef struct AllotTable
 	Relation	rel;			/* NULL: the table does not exist */
 	Relation	pkey;			/* its key index, when asked for */
 	TupleTableSlot *slot;
+	ItemPointerData root;		/* where the last fetch's HOT chain starts */
 } AllotTable;
 
 /*
@@ -42,6 +43,9 @@ extern void allot_table_open(AllotTable *t, const char *name, const char *key_in
 							 bool missing_ok);
 extern void allot_table_close(AllotTable *t);
 
+/* Open t's key index allot.<key_index> now, if allot_table_open did not. */
+extern void allot_table_open_key(AllotTable *t, const char *key_index);
+
 /*
  * Lock allot.<name> in mode and return its OID (InvalidOid if it does not
  * exist and missing_ok), looked up by name only the first time.
@@ -57,11 +61,22 @@ extern Relation allot_index_open(const char *name);
  */
 extern AttrNumber allot_column(const AllotTable *t, const char *column, Oid type);
 
+/* The same, but InvalidAttrNumber for a column the table lacks (an older schema). */
+extern AttrNumber allot_column_if_any(const AllotTable *t, const char *column, Oid type);
+
 /*
  * The row whose one-column bigint key (t->pkey) is key, visible to snap, into
  * t->slot; false if there is none.
  */
 extern bool allot_fetch_by_key(AllotTable *t, int64 key, Snapshot snap);
+
+/*
+ * The row visible to snap in the HOT chain that starts at root, a TID kept
+ * from an earlier fetch (t->root), into t->slot; false if there is none.
+ * Any root is safe to pass, and the row found may be any row of the table:
+ * the caller checks its key.
+ */
+extern bool allot_fetch_at(AllotTable *t, ItemPointer root, Snapshot snap);
 
 /* Column values of the row in t->slot, NULL read as if_null. */
 #define ALLOT_SLOT_GETTER(fn, type, from_datum) \

@@ -5,7 +5,8 @@
  *   allot_touch_assignment      a repeat's seen_at
  *   allot_switch_assignment     a switch's assignment, and the usage rows its
  *                               trigger would move
- *   allot_write_last_workload   a switch's host.last_workload_id
+ *   allot_write_host            a switch's host.last_workload_id, and where
+ *                               the host's assignment now is
  *
  * Through SPI each is an UPDATE statement, and most of its cost is the
  * executor concluding that there is nothing to do: at every execution each
@@ -118,7 +119,7 @@ typedef struct WritePlan
 	KeyCheck	keys[MAX_KEY_CHECKS];
 } WritePlan;
 
-#define MAX_WRITE_PLANS 4
+#define MAX_WRITE_PLANS 8
 
 static MemoryContext plans_context = NULL;
 static WritePlan plans[MAX_WRITE_PLANS];
@@ -505,7 +506,7 @@ checks_hold(const WritePlan *p, TupleTableSlot *slot)
  */
 static bool
 write_guts(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *values,
-		   const bool *nulls)
+		   const bool *nulls, ItemPointer root)
 {
 	AllotTable	own;
 	AllotTable *t = open;
@@ -572,9 +573,14 @@ write_guts(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *
 #if PG_VERSION_NUM >= 160000
 		if (update_indexes != TU_None)
 			insert_index_entries(rel, slot, update_indexes == TU_Summarizing);
+		/* Not heap-only: the new version starts a chain of its own. */
+		if (update_indexes == TU_All && root != NULL)
+			*root = slot->tts_tid;
 #else
 		if (update_indexes)
 			insert_index_entries(rel, slot, false);
+		if (update_indexes && root != NULL)
+			*root = slot->tts_tid;
 #endif
 		if (w->after_write != NULL)
 			w->after_write(t, row, newrow);
@@ -590,14 +596,14 @@ done:
 
 static bool
 write_in_place(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *values,
-			   const bool *nulls)
+			   const bool *nulls, ItemPointer root)
 {
 	volatile bool written = false;
 
 	writes_under_way++;
 	PG_TRY();
 	{
-		written = write_guts(w, open, row, values, nulls);
+		written = write_guts(w, open, row, values, nulls, root);
 	}
 	PG_CATCH();
 	{
@@ -637,12 +643,13 @@ static const InPlaceWrite touch_write = {
 };
 
 bool
-allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_at)
+allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_at,
+					   ItemPointer root)
 {
 	Datum		value = TimestampTzGetDatum(seen_at);
 	bool		null = false;
 
-	return row != NULL && write_in_place(&touch_write, assignment, row, &value, &null);
+	return row != NULL && write_in_place(&touch_write, assignment, row, &value, &null, root);
 }
 
 /*
@@ -675,7 +682,7 @@ static const InPlaceWrite switch_write = {
 
 bool
 allot_switch_assignment(AllotTable *assignment, HeapTuple row, int64 workload_id,
-						int32 threads, bool focus, TimestampTz now)
+						int32 threads, bool focus, TimestampTz now, ItemPointer root)
 {
 	bool		isnull;
 	Datum		old_workload;
@@ -697,41 +704,64 @@ allot_switch_assignment(AllotTable *assignment, HeapTuple row, int64 workload_id
 	/* assigned_at = CASE WHEN workload_id = $2 THEN assigned_at ELSE $5 END */
 	values[5] = !isnull && DatumGetInt64(old_workload) == workload_id ?
 		assigned_at : TimestampTzGetDatum(now);
-	return write_in_place(&switch_write, assignment, row, values, nulls);
+	return write_in_place(&switch_write, assignment, row, values, nulls, root);
 }
 
 /*
- * A switch: host.last_workload_id alone, a foreign key to allot.workload,
- * whose check is made here: the workload's row locked FOR KEY SHARE (the
- * assignment written just before, on the same workload, holds it already).
+ * The host's row: its last_workload_id (a switch), a foreign key to
+ * allot.workload, whose check is made here: the workload's row locked FOR
+ * KEY SHARE (the assignment written just before, on the same workload,
+ * holds it already); its assignment_tid (where its assignment now is), which
+ * nothing checks; or both.
  */
 static const InPlaceWrite last_workload_write = {
 	"host", 1, {"last_workload_id"}, {INT8OID}, NULL, NULL, NULL, NULL, NULL
 };
+static const InPlaceWrite hint_write = {
+	"host", 1, {"assignment_tid"}, {TIDOID}, NULL, NULL, NULL, NULL, NULL
+};
+static const InPlaceWrite last_workload_hint_write = {
+	"host", 2, {"last_workload_id", "assignment_tid"}, {INT8OID, TIDOID},
+	NULL, NULL, NULL, NULL, NULL
+};
 
 bool
-allot_write_last_workload(AllotTable *host, HeapTuple row, int64 workload_id)
+allot_write_host(AllotTable *host, HeapTuple row, const int64 *last_workload_id,
+				 ItemPointer hint)
 {
-	Datum		value = Int64GetDatum(workload_id);
-	bool		null = false;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	const InPlaceWrite *w;
+	int			n = 0;
 
-	return row != NULL && write_in_place(&last_workload_write, host, row, &value, &null);
+	if (last_workload_id != NULL)
+		values[n++] = Int64GetDatum(*last_workload_id);
+	if (hint != NULL)
+	{
+		nulls[n] = !ItemPointerIsValid(hint);
+		values[n++] = PointerGetDatum(hint);
+	}
+	w = hint == NULL ? &last_workload_write :
+		last_workload_id == NULL ? &hint_write : &last_workload_hint_write;
+	return row != NULL && n > 0 && write_in_place(w, host, row, values, nulls, NULL);
 }
 
 #else							/* PostgreSQL 13: the UPDATE always */
 
 bool
-allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_at)
+allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_at,
+					   ItemPointer root)
 {
 	(void) assignment;
 	(void) row;
 	(void) seen_at;
+	(void) root;
 	return false;
 }
 
 bool
 allot_switch_assignment(AllotTable *assignment, HeapTuple row, int64 workload_id,
-						int32 threads, bool focus, TimestampTz now)
+						int32 threads, bool focus, TimestampTz now, ItemPointer root)
 {
 	(void) assignment;
 	(void) row;
@@ -739,15 +769,18 @@ allot_switch_assignment(AllotTable *assignment, HeapTuple row, int64 workload_id
 	(void) threads;
 	(void) focus;
 	(void) now;
+	(void) root;
 	return false;
 }
 
 bool
-allot_write_last_workload(AllotTable *host, HeapTuple row, int64 workload_id)
+allot_write_host(AllotTable *host, HeapTuple row, const int64 *last_workload_id,
+				 ItemPointer hint)
 {
 	(void) host;
 	(void) row;
-	(void) workload_id;
+	(void) last_workload_id;
+	(void) hint;
 	return false;
 }
 

@@ -18,24 +18,31 @@
  * would.  False, having changed nothing, where that statement would do more
  * than the write or the row is no longer as read: the caller then writes
  * through SPI.  assignment is the table as the request opened it, or NULL.
+ * *root, where the row's HOT chain starts, becomes the new version's TID
+ * when the new version is not heap-only (root may be NULL).
  */
-extern bool allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_at);
+extern bool allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_at,
+								   ItemPointer root);
 
 /*
  * Write the whole assignment row (workload, threads, focus, seen_at,
  * counted, assigned_at) as assign_commit.c's UPDATE writes it, where it was
  * read, with what that statement's triggers would do (the foreign key's
  * check, the usage moved between two workloads); false, having changed
- * nothing, where the UPDATE would do more.
+ * nothing, where the UPDATE would do more.  *root as above.
  */
 extern bool allot_switch_assignment(AllotTable *assignment, HeapTuple row, int64 workload_id,
-									int32 threads, bool focus, TimestampTz now);
+									int32 threads, bool focus, TimestampTz now,
+									ItemPointer root);
 
 /*
- * Set last_workload_id of row, the host's row read in this request, as an
- * UPDATE of that column alone would, its foreign key checked as its trigger
- * checks it; false, having changed nothing, where the UPDATE would do more.
+ * Set last_workload_id (unless NULL) and assignment_tid (unless NULL; an
+ * invalid TID is written as NULL) of row, the host's row read in this
+ * request, as an UPDATE of those columns alone would, the foreign key on
+ * last_workload_id checked as its trigger checks it; false, having changed
+ * nothing, where the UPDATE would do more.
  */
-extern bool allot_write_last_workload(AllotTable *host, HeapTuple row, int64 workload_id);
+extern bool allot_write_host(AllotTable *host, HeapTuple row, const int64 *last_workload_id,
+							 ItemPointer hint);
 
 #endif							/* ALLOT_TABLE_WRITE_H */
