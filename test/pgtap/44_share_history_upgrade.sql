@@ -1,5 +1,5 @@
--- ALTER EXTENSION allot UPDATE from 0.6.0 to 0.7.0 gives the farm what
--- CREATE EXTENSION gives it: the share history's table, view, setting and
+-- ALTER EXTENSION allot UPDATE from 0.6.0 (through 0.7.0, to the current
+-- version) gives the farm what CREATE EXTENSION gives it: the share history's table, view, setting and
 -- grants, workload.finished_at and its triggers, the status views' new
 -- columns; and run_transitioner, one C library for both, works on either
 -- side of the update, in one session.
@@ -34,7 +34,7 @@ SELECT is(allot.run_transitioner('2026-01-01 10:00+00') ->> 'shares_recorded', '
           'under 0.6.0 the transitioner runs, and has no history to record');
 SELECT is(to_regclass('allot.share_history'), NULL, 'and 0.6.0 has no allot.share_history');
 
-ALTER EXTENSION allot UPDATE TO '0.7.0';
+ALTER EXTENSION allot UPDATE;
 
 SELECT set_eq('SELECT * FROM pg_temp.catalog()', 'SELECT * FROM installed',
               'after the update, schema allot is what CREATE EXTENSION makes');
