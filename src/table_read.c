@@ -35,6 +35,7 @@
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 #include "storage/lmgr.h"
+#include "storage/smgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -42,6 +43,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "table_read.h"
@@ -60,10 +62,9 @@ allot_read_snapshot(bool fresh)
  * The tables and indexes a request opens, by name, with their OIDs once
  * looked up: a lookup by name (the schema and its USAGE check, then the
  * name) cost more than the open.  A prepared statement does not look its
- * names up again either; the SELECT check on the table is still made at
- * every open (allot_table_open).  Any relcache invalidation of one of them,
- * or of everything, forgets them all; a DROP or a rename sends one, so such
- * a table is looked up again.
+ * names up again either.  Any relcache invalidation of one of them, or of
+ * everything, forgets them all; a DROP or a rename sends one, so such a
+ * table is looked up again.
  */
 #define MAX_KNOWN_RELATIONS 16
 
@@ -94,9 +95,43 @@ typedef struct KnownColumn
 static KnownColumn known_columns[MAX_KNOWN_COLUMNS];
 static int	n_known_columns = 0;
 
+/*
+ * Privileges allot_table_privilege found a role to have on a table.  The
+ * check reads the table's ACL and the role's memberships at every call; what
+ * it found holds until the table's ACL or owner changes (a relcache
+ * invalidation of it, forgotten with the relations) or any role or
+ * membership does (pg_authid, pg_auth_members: the events on which
+ * PostgreSQL forgets its own cache of memberships).  Only privileges held
+ * are kept: a refusal is an error, or a write through SQL, which checks
+ * again.
+ */
+#define MAX_KNOWN_PRIVILEGES 16
+
+typedef struct KnownPrivilege
+{
+	Oid			relid;
+	Oid			role;
+	AclMode		mode;
+} KnownPrivilege;
+
+static KnownPrivilege known_privileges[MAX_KNOWN_PRIVILEGES];
+static int	n_known_privileges = 0;
+
+static void
+forget_privileges(Datum arg, int cacheid, uint32 hashvalue)
+{
+	n_known_privileges = 0;
+}
+
 static void
 forget_relations(Datum arg, Oid relid)
 {
+	for (int i = 0; i < n_known_privileges; i++)
+		if (relid == InvalidOid || known_privileges[i].relid == relid)
+		{
+			n_known_privileges = 0;
+			break;
+		}
 	for (int i = 0; i < n_known_columns; i++)
 		if (relid == InvalidOid || known_columns[i].relid == relid)
 		{
@@ -136,6 +171,8 @@ allot_lock_table(const char *name, LOCKMODE mode, bool missing_ok)
 	if (!callback_registered)
 	{
 		CacheRegisterRelcacheCallback(forget_relations, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHOID, forget_privileges, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, forget_privileges, (Datum) 0);
 		callback_registered = true;
 	}
 	relid = RangeVarGetRelid(makeRangeVar("allot", (char *) name, -1),
@@ -159,7 +196,7 @@ allot_table_open(AllotTable *t, const char *name, const char *key_index, bool mi
 	if (!OidIsValid(relid))
 		return;
 	/* The executor's check of a SELECT, as the calling role (or definer). */
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+	if (!allot_table_privilege(relid, ACL_SELECT))
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, psprintf("allot.%s", name));
 	t->rel = table_open(relid, NoLock);
 	t->slot = table_slot_create(t->rel, NULL);
@@ -194,6 +231,28 @@ allot_table_close(AllotTable *t)
 		index_close(t->pkey, NoLock);
 	table_close(t->rel, NoLock);
 	t->rel = NULL;
+}
+
+bool
+allot_table_privilege(Oid relid, AclMode mode)
+{
+	Oid			role = GetUserId();
+
+	/* The table is locked, so a GRANT or REVOKE on it has been heard of. */
+	for (int i = 0; i < n_known_privileges; i++)
+		if (known_privileges[i].relid == relid && known_privileges[i].role == role &&
+			known_privileges[i].mode == mode)
+			return true;
+	if (pg_class_aclcheck(relid, role, mode) != ACLCHECK_OK)
+		return false;
+	if (callback_registered && n_known_privileges < MAX_KNOWN_PRIVILEGES)
+	{
+		known_privileges[n_known_privileges].relid = relid;
+		known_privileges[n_known_privileges].role = role;
+		known_privileges[n_known_privileges].mode = mode;
+		n_known_privileges++;
+	}
+	return true;
 }
 
 Relation
@@ -360,6 +419,27 @@ allot_fetch_by_key(AllotTable *t, int64 key, Snapshot snap)
 }
 
 /*
+ * Whether block is within rel's main fork.  The size is asked of the file
+ * system (a system call) unless the size this backend last learnt says so:
+ * a relation only shrinks by a truncation (VACUUM's, under an
+ * AccessExclusiveLock), which first sends an invalidation that makes every
+ * backend forget the size it knew, and which this backend has heard of once
+ * it holds its lock on rel.  A size that is only out of date because rel
+ * grew since errs on the safe side: the file system is asked.
+ */
+static bool
+block_exists(Relation rel, BlockNumber block)
+{
+#if PG_VERSION_NUM >= 150000
+	BlockNumber known = RelationGetSmgr(rel)->smgr_cached_nblocks[MAIN_FORKNUM];
+
+	if (known != InvalidBlockNumber && block < known)
+		return true;
+#endif
+	return block < RelationGetNumberOfBlocks(rel);
+}
+
+/*
  * The row of the HOT chain that starts at root (a hint a caller kept, which
  * may be stale or wrong: past the table's end, a line pointer since reused
  * by another row), visible to snap, into t->slot; false if there is none
@@ -373,7 +453,7 @@ allot_fetch_at(AllotTable *t, ItemPointer root, Snapshot snap)
 	ItemPointerSetInvalid(&t->root);
 	if (!ItemPointerIsValid(root) || t->rel->rd_tableam != GetHeapamTableAmRoutine() ||
 		!TTS_IS_BUFFERTUPLE(t->slot) ||
-		ItemPointerGetBlockNumber(root) >= RelationGetNumberOfBlocks(t->rel))
+		!block_exists(t->rel, ItemPointerGetBlockNumber(root)))
 		return false;
 	return fetch_heap_chain(t, root, snap, &all_dead);
 }

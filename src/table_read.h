@@ -8,6 +8,7 @@
 #include "postgres.h"
 
 #include "access/attnum.h"
+#include "nodes/parsenodes.h"
 #include "storage/lockdefs.h"
 #include "datatype/timestamp.h"
 #include "executor/tuptable.h"
@@ -51,6 +52,13 @@ extern void allot_table_open_key(AllotTable *t, const char *key_index);
  * exist and missing_ok), looked up by name only the first time.
  */
 extern Oid	allot_lock_table(const char *name, LOCKMODE mode, bool missing_ok);
+
+/*
+ * Whether the current role (the definer, in a SECURITY DEFINER function) has
+ * mode (ACL_SELECT, ACL_UPDATE) on relid, a table the caller has locked; the
+ * answer is remembered until the table's or any role's privileges change.
+ */
+extern bool allot_table_privilege(Oid relid, AclMode mode);
 
 /* Open the index allot.<name> under AccessShareLock; close with index_close(.., NoLock). */
 extern Relation allot_index_open(const char *name);

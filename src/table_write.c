@@ -537,7 +537,7 @@ write_guts(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *
 	/* A copy: plans[] may be planned again during the write; not its memory. */
 	plan = *write_plan(w, rel, t);
 	if (!p->ok || (w->row_ok != NULL && !w->row_ok(t, row, values)) ||
-		pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), ACL_UPDATE) != ACLCHECK_OK)
+		!allot_table_privilege(RelationGetRelid(rel), ACL_UPDATE))
 		goto done;
 	for (int i = 0; i < w->ncols; i++)
 	{
