@@ -103,7 +103,7 @@ execute(Assign *a, SPIPlanPtr *plan, Datum *args, int expect)
 
 /*
  * The chosen workload, recorded as the host's assignment; and the host's
- * row, when its last workload changes or it no longer says where its
+ * row, when its last workload changes or it does not say where its
  * assignment is.
  */
 static void
@@ -120,6 +120,7 @@ record(Assign *a, const CachedWorkload *w)
 	/* Where the assignment's chain starts after the write, if we know. */
 	ItemPointerData root = host->assignment_root;
 	bool		root_known = true;
+	bool		inserted = false;
 	bool		move,
 				hint;
 
@@ -163,15 +164,23 @@ record(Assign *a, const CachedWorkload *w)
 		(void) execute(a, &insert_plan, args, SPI_OK_INSERT_RETURNING);
 		root = *(ItemPointer) DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[0],
 												  SPI_tuptable->tupdesc, 1, &isnull));
+		inserted = true;
 	}
 
 	/*
-	 * The host's row is written only when its last workload changes or it
-	 * no longer says where the assignment is: at the row the request read,
-	 * or, for the last workload, through SQL where the table asks for more.
+	 * The host's row is written only when its last workload changes, and
+	 * then it also says where the assignment now is; or when the assignment
+	 * is new, or the row says nothing of where it is.  A place that is only
+	 * out of date (the row moved off its page, or an operator's value) is
+	 * left to the next switch: on a small, busy farm rows move often, and a
+	 * host row written at each move cost more than the reads through the
+	 * key it saved.  At the row the request read, or, for the last
+	 * workload, through SQL where the table asks for more.
 	 */
 	move = host->last_workload_id != w->id;
-	hint = host->hint_column && root_known && !ItemPointerEquals(&root, &host->assignment_hint);
+	hint = host->hint_column && root_known &&
+		!ItemPointerEquals(&root, &host->assignment_hint) &&
+		(move || inserted || !ItemPointerIsValid(&host->assignment_hint));
 	if ((move || hint) &&
 		!allot_write_host(&host->host_table, host->host_row, move ? &w->id : NULL,
 						  hint ? &root : NULL) && move)
