@@ -10,16 +10,7 @@ BEGIN;
 SELECT plan(31);
 
 -- The scans of the assignment's key index one request makes.
-CREATE FUNCTION pg_temp.key_scans(host bigint, at timestamptz,
-                                  key regclass DEFAULT 'allot.assignment_pkey') RETURNS bigint
-LANGUAGE plpgsql AS $$
-DECLARE
-    before bigint := pg_stat_get_xact_numscans(key);
-BEGIN
-    PERFORM allot.assign_workload(host, at);
-    RETURN pg_stat_get_xact_numscans(key) - before;
-END
-$$;
+\ir lib/key_scans.sql
 -- No assignment lapses here (a request that meets lapsed ones reads them).
 SET LOCAL allot.assignment_ttl = '1d';
 

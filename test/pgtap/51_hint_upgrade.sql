@@ -21,15 +21,8 @@ CREATE EXTENSION allot VERSION '0.7.0';
 INSERT INTO allot.workload (id, engine) VALUES (1, 'E');
 INSERT INTO allot.host (id, threads) SELECT g, 4 FROM generate_series(1, 2) g;
 
-CREATE FUNCTION pg_temp.key_scans(host bigint, at timestamptz) RETURNS bigint
-LANGUAGE plpgsql AS $$
-DECLARE
-    before bigint := pg_stat_get_xact_numscans('allot.assignment_pkey'::regclass);
-BEGIN
-    PERFORM allot.assign_workload(host, at);
-    RETURN pg_stat_get_xact_numscans('allot.assignment_pkey'::regclass) - before;
-END
-$$;
+-- The scans of the assignment's key index one request makes.
+\ir lib/key_scans.sql
 
 SELECT is((SELECT sum(pg_temp.key_scans(h, '2026-01-01 00:00:00+00')) FROM generate_series(1, 2) h),
           2::numeric, 'under 0.7.0 two hosts get their assignments');
