@@ -31,6 +31,20 @@ static MemoryContext usage_context = NULL;
 static UsageCache copy;
 
 /*
+ * The copy's arrays live as long as the workload cache they index: a read
+ * for the same cache zeroes only the entries the last read set (a farm
+ * where most requests switch reads the copy at nearly every request, and
+ * clearing arrays of every workload and group each time cost more than
+ * the rows).  copy_number tells the groups' stats of this read from those
+ * of an earlier one.
+ */
+static double *threads_of = NULL;
+static double *focus_of = NULL;
+static int *set_list = NULL;	/* the entries the last read set */
+static int	n_set = 0;		/* -1: more than the array holds */
+static uint64 copy_number = 0;
+
+/*
  * Each group's sums and least ratios, found when a request first needs them
  * (one that repeats needs only its candidates' groups), kept with the copy.
  * The least ratio with the requester's threads added to every member's
@@ -40,7 +54,7 @@ static UsageCache copy;
 #define MEMO_PER_GROUP 4
 typedef struct GroupStats
 {
-	bool		summed;			/* the fields below are this copy's */
+	uint64		summed;			/* the copy_number the fields below are of */
 	double		threads;		/* over the members */
 	double		focus_threads;
 	int			n;				/* least ratios kept, by extra threads */
@@ -83,8 +97,6 @@ signal_relid(void)
 typedef struct CopySink
 {
 	const WorkloadCache *cache;
-	double	   *threads;
-	double	   *focus;
 } CopySink;
 
 static void
@@ -95,8 +107,16 @@ copy_row(void *arg, int64 workload_id, double threads, double focus_threads)
 
 	if (i < 0)
 		return;					/* a job workload's, or one not active */
-	sink->threads[i] = threads;
-	sink->focus[i] = focus_threads;
+	/* One row a workload (the key); were there more, all is zeroed next. */
+	if (threads_of[i] == 0 && focus_of[i] == 0 && (threads != 0 || focus_threads != 0))
+	{
+		if (n_set >= 0 && n_set < sink->cache->n_workloads)
+			set_list[n_set++] = i;
+		else
+			n_set = -1;
+	}
+	threads_of[i] = threads;
+	focus_of[i] = focus_threads;
 }
 
 /*
@@ -127,38 +147,45 @@ group_mins(const WorkloadCache *cache, const double *threads, const double *focu
 static void
 read_copy(const WorkloadCache *cache)
 {
-	int			n = cache->n_workloads;
-	double	   *threads,
-			   *focus;
-	MemoryContext old;
 	uint64		at;
 	Snapshot	snap;
 	CopySink	sink;
 
+	read_at_signals = 0;		/* stale until whole */
 	if (usage_context == NULL)
 		usage_context = AllocSetContextCreate(TopMemoryContext, "allot usage copy",
 											  ALLOCSET_SMALL_SIZES);
-	else
+	if (read_for_cache != cache->generation || threads_of == NULL)
+	{
+		int			n = cache->n_workloads;
+
 		MemoryContextReset(usage_context);
-	read_at_signals = 0;		/* stale until whole */
-	old = MemoryContextSwitchTo(usage_context);
-	threads = palloc0(sizeof(double) * (n + 1));
-	focus = palloc0(sizeof(double) * (n + 1));
-	stats = palloc0(sizeof(GroupStats) * (cache->n_groups + 1));
-	MemoryContextSwitchTo(old);
+		threads_of = MemoryContextAllocZero(usage_context, sizeof(double) * (n + 1));
+		focus_of = MemoryContextAllocZero(usage_context, sizeof(double) * (n + 1));
+		set_list = MemoryContextAlloc(usage_context, sizeof(int) * (n + 1));
+		stats = MemoryContextAllocZero(usage_context, sizeof(GroupStats) * (cache->n_groups + 1));
+		n_set = 0;
+		read_for_cache = cache->generation;
+	}
+	if (n_set < 0)
+	{
+		memset(threads_of, 0, sizeof(double) * (cache->n_workloads + 1));
+		memset(focus_of, 0, sizeof(double) * (cache->n_workloads + 1));
+	}
+	for (int k = 0; k < n_set; k++)
+		threads_of[set_list[k]] = focus_of[set_list[k]] = 0;
+	n_set = 0;
+	copy_number++;
 
 	/* The count before the snapshot (see the top of this file). */
 	at = signals;
 	snap = allot_read_snapshot(true);
 	sink.cache = cache;
-	sink.threads = threads;
-	sink.focus = focus;
 	allot_visit_usage_rows(snap, copy_row, &sink);
 	UnregisterSnapshot(snap);
 
-	copy.threads = threads;
-	copy.focus_threads = focus;
-	read_for_cache = cache->generation;
+	copy.threads = threads_of;
+	copy.focus_threads = focus_of;
 
 	/*
 	 * A read under a transaction's snapshot (REPEATABLE READ and above) may
@@ -205,9 +232,12 @@ group_stats(const WorkloadCache *cache, int g)
 {
 	GroupStats *st = &stats[g];
 
-	if (!st->summed)
+	if (st->summed != copy_number)
 	{
 		const AssignGroup *grp = &cache->groups[g];
+
+		st->threads = 0;
+		st->focus_threads = 0;
 
 		for (int k = 0; k < grp->n; k++)
 		{
@@ -220,7 +250,7 @@ group_stats(const WorkloadCache *cache, int g)
 		group_mins(cache, copy.threads, copy.focus_threads, g, 0,
 				   &st->min_plain[0], &st->min_focus[0]);
 		st->n = 1;
-		st->summed = true;
+		st->summed = copy_number;
 	}
 	return st;
 }
