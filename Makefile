@@ -54,7 +54,8 @@ REGRESS = upgrade setup assign_examples capability selection_rules concurrency_s
 # isolation: concurrent sessions
 ISOLATION = assign_concurrent busy_rows dispatch_concurrent lock_order \
 	heartbeat_assign fold_concurrent operator_edits pick_hints \
-	repeat_sweep share_history_concurrent host_write retention hint_truncate
+	repeat_sweep share_history_concurrent host_write retention hint_truncate \
+	usage_write
 
 # Both get a throwaway cluster with pg_cron preloaded (test/regress.conf).
 REGRESS_OPTS   = --temp-instance=tmp_check --temp-config=test/regress.conf

@@ -7,6 +7,7 @@
  *                               trigger would move
  *   allot_write_host            a switch's host.last_workload_id, and where
  *                               the host's assignment now is
+ *   allot_add_usage             a switch's threads added to a usage row
  *
  * Through SPI each is an UPDATE statement, and most of its cost is the
  * executor concluding that there is nothing to do: at every execution each
@@ -55,6 +56,7 @@
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "common/int.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
@@ -88,7 +90,10 @@ typedef struct InPlaceWrite
 	const char *quiet_trigger;	/* its WHEN is false for this write, or NULL */
 	/* The row as read allows this write (NULL: any does). */
 	bool		(*row_ok) (AllotTable *t, HeapTuple row, const Datum *values);
-	/* allot's own trigger whose work after_write does itself, or NULL */
+	/*
+	 * allot's own AFTER trigger (of each row or of the statement, without
+	 * arguments) whose work after_write does itself, or NULL
+	 */
 	const char *done_trigger;
 	const char *done_function;	/* its function, in schema allot */
 	void		(*after_write) (AllotTable *t, HeapTuple old_row, HeapTuple new_row);
@@ -249,7 +254,7 @@ trigger_passes(WritePlan *p, const Trigger *tg)
 	if (p->write->quiet_trigger != NULL && strcmp(tg->tgname, p->write->quiet_trigger) == 0)
 		return true;
 	if (p->write->done_trigger != NULL && strcmp(tg->tgname, p->write->done_trigger) == 0 &&
-		TRIGGER_FOR_ROW(tg->tgtype) && TRIGGER_FOR_AFTER(tg->tgtype))
+		TRIGGER_FOR_AFTER(tg->tgtype) && tg->tgnargs == 0)
 	{
 		/* Still allot's own function, whose work after_write does. */
 		char	   *name = get_func_name(tg->tgfoid);
@@ -506,7 +511,7 @@ checks_hold(const WritePlan *p, TupleTableSlot *slot)
  */
 static bool
 write_guts(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *values,
-		   const bool *nulls, ItemPointer root)
+		   const bool *nulls, ItemPointer root, TM_Result *outcome)
 {
 	AllotTable	own;
 	AllotTable *t = open;
@@ -527,6 +532,7 @@ write_guts(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *
 	bool		update_indexes;
 #endif
 
+	*outcome = TM_Invisible;	/* nothing tried */
 	if (t == NULL)
 	{
 		allot_table_open(&own, w->table, NULL, false);
@@ -566,6 +572,7 @@ write_guts(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *
 	result = table_tuple_update(rel, &row->t_self, slot, GetCurrentCommandId(true),
 								InvalidSnapshot, InvalidSnapshot, true,
 								&tmfd, &lockmode, &update_indexes);
+	*outcome = result;
 	/* Any other outcome is the UPDATE's to meet (and report). */
 	if (result == TM_Ok)
 	{
@@ -594,16 +601,22 @@ done:
 	return written;
 }
 
+/*
+ * write_guts, its memory safe from invalidations; *outcome (unless NULL) is
+ * the table AM's answer, TM_Invisible where nothing was tried.
+ */
 static bool
-write_in_place(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *values,
-			   const bool *nulls, ItemPointer root)
+write_in_place_as(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *values,
+				  const bool *nulls, ItemPointer root, TM_Result *outcome)
 {
 	volatile bool written = false;
+	TM_Result	ignored;
 
 	writes_under_way++;
 	PG_TRY();
 	{
-		written = write_guts(w, open, row, values, nulls, root);
+		written = write_guts(w, open, row, values, nulls, root,
+							 outcome != NULL ? outcome : &ignored);
 	}
 	PG_CATCH();
 	{
@@ -615,6 +628,13 @@ write_in_place(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Dat
 	if (--writes_under_way == 0 && plans_forgotten)
 		reset_plans();
 	return written;
+}
+
+static bool
+write_in_place(const InPlaceWrite *w, AllotTable *open, HeapTuple row, const Datum *values,
+			   const bool *nulls, ItemPointer root)
+{
+	return write_in_place_as(w, open, row, values, nulls, root, NULL);
 }
 
 /*
@@ -746,7 +766,102 @@ allot_write_host(AllotTable *host, HeapTuple row, const int64 *last_workload_id,
 	return row != NULL && n > 0 && write_in_place(w, host, row, values, nulls, NULL);
 }
 
+/*
+ * A usage row's counters: what the UPDATE of usage.c adds, its statement
+ * trigger's work (the signal that every backend's copy of the usage is
+ * stale: usage_cache.c) done here.
+ */
+static void
+signal_usage(AllotTable *t, HeapTuple old_row, HeapTuple new_row)
+{
+	Oid			relid = get_relname_relid("workload_usage_signal", RelationGetNamespace(t->rel));
+
+	(void) old_row;
+	(void) new_row;
+	if (OidIsValid(relid))
+		CacheInvalidateRelcacheByRelid(relid);
+}
+
+static const InPlaceWrite usage_write = {
+	"workload_usage", 3, {"threads", "focus_threads", "hosts"}, {INT8OID, INT8OID, INT4OID},
+	NULL, NULL, "workload_usage_signal", "usage_signal_trigger", signal_usage
+};
+
+/*
+ * Tries of allot_add_usage on a row other transactions keep changing: each
+ * reads the row as the last of them left it, as the UPDATE's own recheck
+ * does.  On a farm where most requests switch, one write in six met a row
+ * changed since its read; after that many, the UPDATE waits its turn.
+ */
+#define USAGE_WRITE_TRIES 4
+
+bool
+allot_add_usage(int64 workload_id, int64 threads, int64 focus_threads, int32 hosts)
+{
+	AllotTable	t;
+	Oid			relid;
+	TM_Result	outcome = TM_Updated;
+	bool		written = false;
+
+	/* Under one snapshot a row changed since is the UPDATE's error to raise. */
+	if (IsolationUsesXactSnapshot())
+		return false;
+	relid = allot_lock_table("workload_usage", RowExclusiveLock, true);
+	if (!OidIsValid(relid) || !allot_table_privilege(relid, ACL_SELECT))
+		return false;
+	allot_table_open(&t, "workload_usage", "workload_usage_pkey", false);
+	for (int tries = 0; !written && outcome == TM_Updated && tries < USAGE_WRITE_TRIES; tries++)
+	{
+		Snapshot	snap = allot_read_snapshot(true);
+		TupleDesc	desc = RelationGetDescr(t.rel);
+		HeapTuple	row;
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+		bool		isnull[3];
+		int64		th,
+					ft;
+		int32		h;
+
+		outcome = TM_Invisible;
+		if (!allot_fetch_by_key(&t, workload_id, snap))
+		{
+			UnregisterSnapshot(snap);
+			break;				/* no row yet: the UPDATE's INSERT makes it */
+		}
+		UnregisterSnapshot(snap);
+		row = ExecCopySlotHeapTuple(t.slot);
+		row->t_self = t.slot->tts_tid;
+		th = DatumGetInt64(heap_getattr(row, allot_column(&t, "threads", INT8OID), desc, &isnull[0]));
+		ft = DatumGetInt64(heap_getattr(row, allot_column(&t, "focus_threads", INT8OID), desc,
+										&isnull[1]));
+		h = DatumGetInt32(heap_getattr(row, allot_column(&t, "hosts", INT4OID), desc, &isnull[2]));
+		/* NULLs and overflows: the UPDATE's to meet, and report. */
+		if (isnull[0] || isnull[1] || isnull[2] ||
+			pg_add_s64_overflow(th, threads, &th) ||
+			pg_add_s64_overflow(ft, focus_threads, &ft) ||
+			pg_add_s32_overflow(h, hosts, &h))
+			break;
+		values[0] = Int64GetDatum(th);
+		values[1] = Int64GetDatum(ft);
+		values[2] = Int32GetDatum(h);
+		written = write_in_place_as(&usage_write, &t, row, values, nulls, NULL, &outcome);
+		heap_freetuple(row);
+	}
+	allot_table_close(&t);
+	return written;
+}
+
 #else							/* PostgreSQL 13: the UPDATE always */
+
+bool
+allot_add_usage(int64 workload_id, int64 threads, int64 focus_threads, int32 hosts)
+{
+	(void) workload_id;
+	(void) threads;
+	(void) focus_threads;
+	(void) hosts;
+	return false;
+}
 
 bool
 allot_touch_assignment(AllotTable *assignment, HeapTuple row, TimestampTz seen_at,

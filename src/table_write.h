@@ -45,4 +45,15 @@ extern bool allot_switch_assignment(AllotTable *assignment, HeapTuple row, int64
 extern bool allot_write_host(AllotTable *host, HeapTuple row, const int64 *last_workload_id,
 							 ItemPointer hint);
 
+/*
+ * Add threads, focus_threads and hosts to the allot.workload_usage row of
+ * workload_id, as usage.c's UPDATE adds them, its statement trigger's
+ * signal included; false, having changed nothing, where that statement
+ * would do more, or the row is missing (the caller inserts it), or another
+ * transaction changed it after the read (the UPDATE then adds to the row
+ * as that transaction left it), or the transaction reads under one
+ * snapshot (REPEATABLE READ and above: the UPDATE's error to raise).
+ */
+extern bool allot_add_usage(int64 workload_id, int64 threads, int64 focus_threads, int32 hosts);
+
 #endif							/* ALLOT_TABLE_WRITE_H */

@@ -34,6 +34,7 @@
 
 #include "entry.h"
 #include "retention.h"
+#include "table_write.h"
 #include "workload_cache.h"
 
 /* Shards of a workload's allot.job_usage row: at most this many rows each. */
@@ -144,6 +145,34 @@ usage_add(int64 workload_id, int64 threads, int64 focus_threads, int32 hosts)
 		elog(ERROR, "could not update allot.workload_usage");
 }
 
+/* The SQL a usage move opened, if it needed any. */
+typedef struct UsageAdd
+{
+	int			guc_level;
+	bool		sql;
+} UsageAdd;
+
+/*
+ * Add to a workload's usage row: at the row itself where that does all the
+ * UPDATE would (table_write.c), else through SQL, opened on first need (no
+ * SET clause from 0.7.0: search_path pinned here, unless a request already
+ * did).
+ */
+static void
+add_usage(UsageAdd *add, int64 workload_id, int64 threads, int64 focus_threads, int32 hosts)
+{
+	if (allot_add_usage(workload_id, threads, focus_threads, hosts))
+		return;
+	if (!add->sql)
+	{
+		add->guc_level = allot_pin_search_path();
+		SPI_connect();
+		prepare_plans();
+		add->sql = true;
+	}
+	usage_add(workload_id, threads, focus_threads, hosts);
+}
+
 /*
  * An assignment row that counted for `before` (NULL: none) now counts for
  * `after` (NULL: none): its threads move between the two workloads' usage
@@ -156,7 +185,9 @@ allot_usage_moved(HeapTuple old_row, HeapTuple new_row, TupleDesc desc)
 {
 	Contribution before = {0, 0, 0},
 				after = {0, 0, 0};
-	int			guc_level;
+	Contribution *first = &before,
+			   *second = &after;
+	UsageAdd	add = {-1, false};
 
 	if (old_row != NULL)
 		before = contribution(old_row, desc);
@@ -167,18 +198,11 @@ allot_usage_moved(HeapTuple old_row, HeapTuple new_row, TupleDesc desc)
 		before.focus_threads == after.focus_threads)
 		return;
 
-	/* No SET clause from 0.7.0: pinned here, unless a request already did. */
-	guc_level = allot_pin_search_path();
-	SPI_connect();
-	prepare_plans();
 	if (before.workload_id == after.workload_id)
-		usage_add(after.workload_id, after.threads - before.threads,
+		add_usage(&add, after.workload_id, after.threads - before.threads,
 				  after.focus_threads - before.focus_threads, 0);
 	else
 	{
-		Contribution *first = &before,
-				   *second = &after;
-
 		if (before.workload_id == 0 ||
 			(after.workload_id != 0 && after.workload_id < before.workload_id))
 		{
@@ -186,18 +210,21 @@ allot_usage_moved(HeapTuple old_row, HeapTuple new_row, TupleDesc desc)
 			second = &before;
 		}
 		if (first->workload_id != 0)
-			usage_add(first->workload_id,
+			add_usage(&add, first->workload_id,
 					  first == &after ? first->threads : -first->threads,
 					  first == &after ? first->focus_threads : -first->focus_threads,
 					  first == &after ? 1 : -1);
 		if (second->workload_id != 0)
-			usage_add(second->workload_id,
+			add_usage(&add, second->workload_id,
 					  second == &after ? second->threads : -second->threads,
 					  second == &after ? second->focus_threads : -second->focus_threads,
 					  second == &after ? 1 : -1);
 	}
-	SPI_finish();
-	allot_unpin_search_path(guc_level);
+	if (add.sql)
+	{
+		SPI_finish();
+		allot_unpin_search_path(add.guc_level);
+	}
 }
 
 PG_FUNCTION_INFO_V1(allot_assignment_usage_trigger);
