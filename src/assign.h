@@ -127,6 +127,7 @@ typedef struct Assign
 	GroupPick	groups;
 	Corrections corrections;
 	int			found;			/* what the usage read found to tidy */
+	LapsedUsage lapsed;			/* and what lapsed, as it found it */
 
 	/* picked: an index into cache->workloads, -1 when nothing fits */
 	int			chosen;

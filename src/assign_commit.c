@@ -30,9 +30,6 @@
 #include "credit.h"
 #include "table_write.h"
 
-/* Lapsed assignments a request stops counting at most (allot_tidy_assignments). */
-#define SWEEP_PER_REQUEST 64
-
 static SPIPlanPtr update_plan = NULL;
 static SPIPlanPtr repeat_plan = NULL;
 static SPIPlanPtr insert_plan = NULL;
@@ -216,7 +213,7 @@ allot_commit_assignment(Assign *a)
 	if (a->found > 0)
 	{
 		allot_assign_sql(a);
-		(void) allot_tidy_assignments(a->cutoff, a->found, SWEEP_PER_REQUEST);
+		(void) allot_tidy_assignments(a->cutoff, a->found, &a->lapsed);
 	}
 }
 

@@ -94,7 +94,7 @@ allot_correction_of(const Corrections *c, int workload)
 void
 allot_read_assign_usage(Assign *a)
 {
-	LapsedUsage lapsed;
+	LapsedUsage *lapsed = &a->lapsed;
 
 	a->usage = NULL;
 	a->found = 0;
@@ -105,13 +105,13 @@ allot_read_assign_usage(Assign *a)
 		return;
 
 	/* The lapsed from the watch list, or with SQL when it falls short. */
-	a->found = allot_lapsed_from_watch(a->cache, a->cutoff, &lapsed);
+	a->found = allot_lapsed_from_watch(a->cache, a->cutoff, lapsed);
 	if (a->found < 0)
 	{
 		allot_assign_sql(a);
-		a->found = allot_lapsed_usage(a->cache, a->cutoff, &lapsed);
+		a->found = allot_lapsed_usage(a->cache, a->cutoff, lapsed);
 	}
-	gather_corrections(&lapsed, &a->host, a->cache, &a->corrections);
+	gather_corrections(lapsed, &a->host, a->cache, &a->corrections);
 }
 
 /*

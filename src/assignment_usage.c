@@ -84,6 +84,8 @@ static SPIPlanPtr reaches_plan = NULL;
 static SPIPlanPtr rebuild_plan = NULL;
 static SPIPlanPtr sweep_plan = NULL;
 static SPIPlanPtr lapsed_plan = NULL;
+static SPIPlanPtr lapsed_hosts_plan = NULL;
+static SPIPlanPtr unwatch_generation_plan = NULL;
 static SPIPlanPtr usage_lock_plan = NULL;
 static SPIPlanPtr expire_many_plan = NULL;
 static SPIPlanPtr unwatch_plan = NULL;
@@ -195,6 +197,31 @@ prepare_watch_plans(void)
 									" WHERE $1 <= h.watched_below"
 									" LIMIT $2 FOR UPDATE OF a SKIP LOCKED",
 									2, time_limit);
+		/*
+		 * The same for the hosts a request found lapsed in the list, and
+		 * their entries in its generation, one by one: through the keys.
+		 * (The queries above join the horizon row and plan for a list as
+		 * large as its table, which the churn of rebuilds keeps many times
+		 * larger than the list: a sequential scan of the table at each
+		 * sweep, and of the list for each array of hosts.)
+		 */
+		lapsed_hosts_plan = allot_prepare(
+										  "SELECT host_id, workload_id FROM allot.assignment"
+										  " WHERE host_id = ANY ($1) AND counted AND seen_at < $2"
+										  " FOR UPDATE SKIP LOCKED",
+										  2, ids_time);
+		{
+			Oid			id_generation[2] = {INT8OID, INT8OID};
+
+			unwatch_generation_plan = allot_prepare(
+													"DELETE FROM allot.assignment_watch w"
+													" USING (SELECT x.generation, x.host_id"
+													"          FROM allot.assignment_watch x"
+													"         WHERE x.generation = $2 AND x.host_id = $1"
+													"           FOR UPDATE SKIP LOCKED) d"
+													" WHERE w.generation = d.generation AND w.host_id = d.host_id",
+													2, id_generation);
+		}
 		usage_lock_plan = allot_prepare(
 										"SELECT workload_id FROM allot.workload_usage"
 										" WHERE workload_id = ANY ($1)"
@@ -307,8 +334,9 @@ read_rows(SPIPlanPtr plan, Datum *args, bool fresh, const int64 *ids, int n,
 	allot_execute_rows(plan, args, !fresh, add_row, &sink, "allot.workload_usage");
 }
 
-/* One lapsed assignment: its workload, threads, and whether focus-assigned. */
-typedef void (*LapsedFn) (void *arg, int64 workload_id, double threads, bool focus);
+/* One lapsed assignment: its host, workload, threads, and whether focus-assigned. */
+typedef void (*LapsedFn) (void *arg, int64 host_id, int64 workload_id, double threads,
+						  bool focus);
 
 /*
  * The horizon's one row, under snap: the list's generation and
@@ -406,8 +434,8 @@ visit_lapsed(Snapshot snap, int64 generation, TimestampTz cutoff, LapsedFn fn, v
 			*first = seen;
 		if (seen >= cutoff)
 			continue;			/* seen since it was listed */
-		fn(arg, allot_slot_int8(&a, a_workload, 0), (double) allot_slot_int4(&a, a_threads, 0),
-		   allot_slot_bool(&a, a_focus, false));
+		fn(arg, allot_slot_int8(&w, w_host, 0), allot_slot_int8(&a, a_workload, 0),
+		   (double) allot_slot_int4(&a, a_threads, 0), allot_slot_bool(&a, a_focus, false));
 		CHECK_FOR_INTERRUPTS();
 	}
 	index_endscan(iscan);
@@ -418,12 +446,13 @@ visit_lapsed(Snapshot snap, int64 generation, TimestampTz cutoff, LapsedFn fn, v
 
 /* A lapsed assignment subtracted from the candidates' sums (UsageSink). */
 static void
-subtract_lapsed(void *arg, int64 workload_id, double threads, bool focus)
+subtract_lapsed(void *arg, int64 host_id, int64 workload_id, double threads, bool focus)
 {
 	UsageSink  *sink = (UsageSink *) arg;
 	const int64 *hit = bsearch(&workload_id, sink->ids, sink->n, sizeof(int64),
 							   allot_compare_int64);
 
+	(void) host_id;
 	if (hit == NULL)
 		return;
 	*sink->lapsed = true;
@@ -611,7 +640,7 @@ typedef struct LapsedSink
 } LapsedSink;
 
 static void
-gather_lapsed(void *arg, int64 workload_id, double threads, bool focus)
+gather_lapsed(void *arg, int64 host_id, int64 workload_id, double threads, bool focus)
 {
 	LapsedSink *sink = (LapsedSink *) arg;
 	LapsedUsage *out = sink->out;
@@ -620,6 +649,8 @@ gather_lapsed(void *arg, int64 workload_id, double threads, bool focus)
 	if (i < 0)
 		return;					/* not an active assignment workload */
 	out->any = true;
+	if (host_id != 0 && out->n_hosts < ALLOT_SWEEP_PER_REQUEST)
+		out->hosts[out->n_hosts++] = host_id;
 	if (out->n == sink->room)
 	{
 		sink->room *= 2;
@@ -638,10 +669,11 @@ gather_lapsed_row(void *arg, const Datum *v, const bool *isnull)
 	double		threads = DatumGetFloat8(v[2]);
 	double		focus = DatumGetFloat8(v[3]);
 
+	/* Per workload, not per host: nothing for a sweep to take. */
 	if (threads != 0)
-		gather_lapsed(arg, DatumGetInt64(v[1]), threads, false);
+		gather_lapsed(arg, 0, DatumGetInt64(v[1]), threads, false);
 	if (focus != 0)
-		gather_lapsed(arg, DatumGetInt64(v[1]), focus, true);
+		gather_lapsed(arg, 0, DatumGetInt64(v[1]), focus, true);
 }
 
 /*
@@ -723,6 +755,7 @@ allot_lapsed_from_watch(const WorkloadCache *cache, TimestampTz cutoff, LapsedUs
 
 	out->n = 0;
 	out->any = false;
+	out->n_hosts = 0;
 	out->deltas = palloc(sizeof(UsageDelta) * sink.room);
 	if (signalled && watch_known.read_at == watch_signals &&
 		cutoff <= watch_known.horizon && cutoff <= watch_known.first)
@@ -739,6 +772,7 @@ allot_lapsed_from_watch(const WorkloadCache *cache, TimestampTz cutoff, LapsedUs
 		UnregisterSnapshot(snap);
 		return -1;
 	}
+	out->generation = generation;
 	visit_lapsed(snap, generation, cutoff, gather_lapsed, &sink, &first);
 	UnregisterSnapshot(snap);
 	if (signalled && !IsolationUsesXactSnapshot())
@@ -780,6 +814,7 @@ allot_lapsed_usage(const WorkloadCache *cache, TimestampTz cutoff, LapsedUsage *
 	/* No list that reaches the cutoff: scan (nothing for the caller to sweep). */
 	out->n = 0;
 	out->any = false;
+	out->n_hosts = 0;
 	out->deltas = palloc(sizeof(UsageDelta) * sink.room);
 	allot_execute_rows(lapsed_scan_plan, args, false, gather_lapsed_row, &sink,
 					   "allot.assignment");
@@ -848,12 +883,13 @@ unwatch(Datum host_ids)
 }
 
 /*
- * The sweep itself: lapsed assignments among the watched, taken SKIP LOCKED;
- * their workloads' usage rows, SKIP LOCKED; those whose usage row this
- * transaction holds stop counting and leave the list.  Returns how many.
+ * The sweep itself: lapsed assignments among the watched (those the request
+ * found, when it says which), taken SKIP LOCKED; their workloads' usage
+ * rows, SKIP LOCKED; those whose usage row this transaction holds stop
+ * counting and leave the list.  Returns how many.
  */
 static int64
-sweep_lapsed(TimestampTz cutoff, int limit)
+sweep_lapsed(TimestampTz cutoff, int limit, const LapsedUsage *found)
 {
 	Datum		args[2] = {TimestampTzGetDatum(cutoff), Int32GetDatum(limit)};
 	int64	   *hosts;
@@ -861,8 +897,21 @@ sweep_lapsed(TimestampTz cutoff, int limit)
 	Datum	   *d;
 	int			n;
 	int			ne = 0;
+	bool		known = found != NULL && found->n_hosts > 0;
 
-	if (SPI_execute_plan(lapsed_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+	if (known)
+	{
+		Datum	   *ids = palloc(sizeof(Datum) * found->n_hosts);
+
+		for (int i = 0; i < found->n_hosts; i++)
+			ids[i] = Int64GetDatum(found->hosts[i]);
+		args[0] = PointerGetDatum(construct_array(ids, found->n_hosts, INT8OID, 8,
+												  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		args[1] = TimestampTzGetDatum(cutoff);
+		if (SPI_execute_plan(lapsed_hosts_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read lapsed assignments");
+	}
+	else if (SPI_execute_plan(lapsed_plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read lapsed assignments");
 	n = (int) SPI_processed;
 	if (n == 0)
@@ -908,7 +957,18 @@ sweep_lapsed(TimestampTz cutoff, int limit)
 	if (SPI_execute_plan(expire_many_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not expire assignments");
 	n = (int) SPI_processed;
-	unwatch(args[0]);
+	if (known)
+	{
+		args[1] = Int64GetDatum(found->generation);
+		for (int i = 0; i < ne; i++)
+		{
+			args[0] = d[i];
+			if (SPI_execute_plan(unwatch_generation_plan, args, NULL, false, 0) != SPI_OK_DELETE)
+				elog(ERROR, "could not update allot.assignment_watch");
+		}
+	}
+	else
+		unwatch(args[0]);
 	return n;
 }
 
@@ -969,7 +1029,7 @@ without_waiting(void (*fn) (void *arg), void *arg)
 typedef struct TidyArgs
 {
 	TimestampTz cutoff;
-	int			limit;
+	const LapsedUsage *lapsed;
 	int64		expired;
 } TidyArgs;
 
@@ -978,7 +1038,7 @@ sweep_step(void *arg)
 {
 	TidyArgs   *a = (TidyArgs *) arg;
 
-	a->expired = sweep_lapsed(a->cutoff, a->limit);
+	a->expired = sweep_lapsed(a->cutoff, ALLOT_SWEEP_PER_REQUEST, a->lapsed);
 }
 
 static void
@@ -989,22 +1049,41 @@ renew_step(void *arg)
 	(void) rebuild_watch(a->cutoff, a->cutoff + watch_ahead() / 2);
 }
 
-/* The sweeper's turn, to the end of the transaction, if nobody has it. */
+/* A turn (the sweeper's, the renewer's), to the end of the transaction, if nobody has it. */
 static bool
-take_sweep_turn(void)
+take_turn(uint16 space)
 {
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, ALLOT_SWEEP_LOCK_SPACE);
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, space);
 	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
 }
 
 /*
+ * Is the watch list still due for renewal at this cutoff, as the latest
+ * snapshot sees it?  A request learnt that it was when it read the list;
+ * another may have renewed it since.
+ */
+static bool
+watch_still_due(TimestampTz cutoff)
+{
+	Snapshot	snap = allot_read_snapshot(true);
+	int64		generation;
+	TimestampTz horizon;
+
+	read_horizon(snap, &generation, &horizon);
+	UnregisterSnapshot(snap);
+	return horizon - cutoff < watch_ahead() / 2;
+}
+
+/*
  * What a request does after its own writes about what its usage read found
- * (allot_assignment_usage's flags), neither ever waiting:
+ * (allot_assignment_usage's flags, and in `lapsed` the hosts, when it read
+ * them from the watch list), neither ever waiting:
  *
- *   USAGE_LAPSED     it stops counting up to `limit` of the lapsed
- *                    assignments, as the transitioner's sweep would within
+ *   USAGE_LAPSED     it stops counting up to ALLOT_SWEEP_PER_REQUEST of the
+ *                    lapsed assignments (those hosts', looked up by key),
+ *                    as the transitioner's sweep would within
  *                    a minute, so that the requests after it need not each
  *                    subtract them again, unless another transaction is
  *                    sweeping: requests in flight meet the same lapsed
@@ -1014,27 +1093,34 @@ take_sweep_turn(void)
  *                    sweeps what it gave up on.
  *   USAGE_WATCH_DUE  it renews the watch list, which has spent half its lead
  *                    on the cutoff, unless another transaction is renewing
- *                    it: the list keeps reaching every request's cutoff.  A
- *                    list that falls short sends each request to a scan of
+ *                    it or has renewed it since the request read it: the
+ *                    list keeps reaching every request's cutoff.  A list
+ *                    that falls short sends each request to a scan of
  *                    every assignment until its rebuild commits (7 of them
- *                    for every rebuild at 100,000 hosts, 12 ms each).
+ *                    for every rebuild at 100,000 hosts, 12 ms each).  The
+ *                    requests that find the list due until the renewal
+ *                    commits (a backend learns of it from its signal) skip
+ *                    it for a lock tried and a row read: on the switching
+ *                    farm at 32 clients one request in seven found it due,
+ *                    and each paid a subtransaction and a statement.
  *
  * Returns how many assignments it stopped counting.
  */
 int64
-allot_tidy_assignments(TimestampTz cutoff, int found, int limit)
+allot_tidy_assignments(TimestampTz cutoff, int found, const LapsedUsage *lapsed)
 {
-	TidyArgs	args = {cutoff, limit, 0};
+	TidyArgs	args = {cutoff, lapsed, 0};
 
 	/* Flags come only from a watch list that reaches the cutoff. */
 	if (found == 0)
 		return 0;
 	prepare_common_plans();
 	prepare_watch_plans();
-	if ((found & USAGE_LAPSED) != 0 && take_sweep_turn() &&
+	if ((found & USAGE_LAPSED) != 0 && take_turn(ALLOT_SWEEP_LOCK_SPACE) &&
 		!without_waiting(sweep_step, &args))
 		args.expired = 0;
-	if ((found & USAGE_WATCH_DUE) != 0)
+	if ((found & USAGE_WATCH_DUE) != 0 && take_turn(ALLOT_RENEW_LOCK_SPACE) &&
+		watch_still_due(cutoff))
 		(void) without_waiting(renew_step, &args);
 	return args.expired;
 }

@@ -29,11 +29,22 @@ typedef struct UsageDelta
 	double		focus_threads;
 } UsageDelta;
 
+/* Lapsed assignments a request stops counting at most (allot_tidy_assignments). */
+#define ALLOT_SWEEP_PER_REQUEST 64
+
 typedef struct LapsedUsage
 {
 	UsageDelta *deltas;
 	int			n;
 	bool		any;			/* some lapsed and could be swept */
+	/*
+	 * The hosts of the first ALLOT_SWEEP_PER_REQUEST of them and the watch
+	 * list's generation they were listed in, when read from the list
+	 * (n_hosts 0 otherwise): what a sweep after the request takes.
+	 */
+	int64		hosts[ALLOT_SWEEP_PER_REQUEST];
+	int			n_hosts;
+	int64		generation;
 } LapsedUsage;
 
 /* Every row of allot.workload_usage under a snapshot (assignment_usage.c). */
@@ -49,7 +60,7 @@ extern int64 allot_expire_assignments_upto(TimestampTz cutoff, int64 limit);
 
 /* usage.c: an assignment row's threads moved between usage rows. */
 extern void allot_usage_moved(HeapTuple old_row, HeapTuple new_row, TupleDesc desc);
-extern int64 allot_tidy_assignments(TimestampTz cutoff, int found, int limit);
+extern int64 allot_tidy_assignments(TimestampTz cutoff, int found, const LapsedUsage *lapsed);
 
 /*
  * A seed for a draw the caller did not seed: the backend's own generator,
@@ -199,6 +210,13 @@ allot_host_not_found(int64 host_id)
  * same moment, would find them held or swept by it, and take nothing.
  */
 #define ALLOT_SWEEP_LOCK_SPACE 0x6173	/* "as"; pg_locks.objsubid 24947 */
+
+/*
+ * One transaction at a time renews the watch list of lapsing assignments
+ * after its request (allot_tidy_assignments); the others, finding the list
+ * due at the same moment, skip it while that one holds this lock.
+ */
+#define ALLOT_RENEW_LOCK_SPACE 0x6172	/* "ar"; pg_locks.objsubid 24946 */
 
 /*
  * One transaction at a time writes the share history (share_history.c);
