@@ -82,6 +82,7 @@ typedef struct AssignSelection
 	const EngineNeeds **unfit_engine;	/* the engine an engine check failed on */
 	Selection	selection;
 	int			found;			/* allot_assignment_usage's flags */
+	LapsedUsage lapsed;			/* and the lapsed hosts it found */
 } AssignSelection;
 
 /* The groups a request's candidates are in: step 1, group by group. */

@@ -385,6 +385,7 @@ allot_pick_assignment(Assign *a)
 		a->focus_assigned = rs.selection.focus_assigned;
 		a->repeated = rs.selection.repeated;
 		a->found = rs.found;
+		a->lapsed = rs.lapsed;
 		return;
 	}
 	if (a->groups.n_candidates == 0)

@@ -130,6 +130,7 @@ allot_read_candidate_usage(AssignSelection *rs, const AssignHost *host, Timestam
 	int			nids = 0;
 
 	rs->found = 0;
+	rs->lapsed.n_hosts = 0;
 	for (int i = 0; i < rs->n; i++)
 	{
 		rs->cand[i].threads = 0;
@@ -142,7 +143,8 @@ allot_read_candidate_usage(AssignSelection *rs, const AssignHost *host, Timestam
 	qsort(ids, nids, sizeof(int64), allot_compare_int64);
 	threads = palloc0(sizeof(double) * nids);
 	focus_threads = palloc0(sizeof(double) * nids);
-	rs->found = allot_assignment_usage(ids, nids, cutoff, writer, threads, focus_threads);
+	rs->found = allot_assignment_usage(ids, nids, cutoff, writer, threads, focus_threads,
+									   &rs->lapsed);
 
 	for (int i = 0; i < rs->n; i++)
 	{

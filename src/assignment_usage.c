@@ -83,7 +83,6 @@ static SPIPlanPtr claim_plan = NULL;
 static SPIPlanPtr reaches_plan = NULL;
 static SPIPlanPtr rebuild_plan = NULL;
 static SPIPlanPtr sweep_plan = NULL;
-static SPIPlanPtr lapsed_plan = NULL;
 static SPIPlanPtr lapsed_hosts_plan = NULL;
 static SPIPlanPtr unwatch_generation_plan = NULL;
 static SPIPlanPtr usage_lock_plan = NULL;
@@ -175,36 +174,20 @@ prepare_watch_plans(void)
 								 1, time_only);
 
 	/*
-	 * A request's own sweep (allot_sweep_lapsed): lapsed assignments among
-	 * the watched, and then their workloads' usage rows, both taken only if
-	 * nobody holds them; the assignments of the usage rows it got are no
-	 * longer counted, and their entries leave the list (again skipping any
-	 * a rebuild is deleting).  The sweep gives up rather than wait
-	 * (allot_sweep_lapsed), so no order is needed, and the first `limit`
-	 * found will do: the scan stops there.
+	 * A request's own sweep (sweep_lapsed): the lapsed assignments of the
+	 * hosts it found in the watch list, and then their workloads' usage rows,
+	 * both taken only if nobody holds them; the assignments of the usage rows
+	 * it got are no longer counted, and their entries in the list's
+	 * generation leave it one by one (again skipping any a rebuild is
+	 * deleting).  Everything through keys: a query that joined the horizon
+	 * row was planned (generically) for a list as large as its table, which
+	 * the churn of rebuilds keeps many times larger than the list, and
+	 * scanned all of it at every sweep.  The sweep gives up rather than
+	 * wait, so no order is needed.
 	 */
 	{
-		Oid			time_limit[2] = {TIMESTAMPTZOID, INT4OID};
 		Oid			ids_only[1] = {INT8ARRAYOID};
 
-		lapsed_plan = allot_prepare(
-									"SELECT a.host_id, a.workload_id"
-									"  FROM allot.assignment_horizon h"
-									"  JOIN allot.assignment_watch w"
-									"    ON w.generation = h.generation AND w.seen_at < $1"
-									"  JOIN allot.assignment a"
-									"    ON a.host_id = w.host_id AND a.counted AND a.seen_at < $1"
-									" WHERE $1 <= h.watched_below"
-									" LIMIT $2 FOR UPDATE OF a SKIP LOCKED",
-									2, time_limit);
-		/*
-		 * The same for the hosts a request found lapsed in the list, and
-		 * their entries in its generation, one by one: through the keys.
-		 * (The queries above join the horizon row and plan for a list as
-		 * large as its table, which the churn of rebuilds keeps many times
-		 * larger than the list: a sequential scan of the table at each
-		 * sweep, and of the list for each array of hosts.)
-		 */
 		lapsed_hosts_plan = allot_prepare(
 										  "SELECT host_id, workload_id FROM allot.assignment"
 										  " WHERE host_id = ANY ($1) AND counted AND seen_at < $2"
@@ -298,6 +281,7 @@ typedef struct UsageSink
 	double	   *threads;
 	double	   *focus_threads;
 	bool	   *lapsed;
+	LapsedUsage *found;			/* the lapsed hosts, for the sweep; or NULL */
 } UsageSink;
 
 /* One row: (kind, workload_id, threads, focus_threads). */
@@ -331,6 +315,7 @@ read_rows(SPIPlanPtr plan, Datum *args, bool fresh, const int64 *ids, int n,
 	sink.threads = threads;
 	sink.focus_threads = focus_threads;
 	sink.lapsed = lapsed;
+	sink.found = NULL;			/* rows per workload: no hosts to sweep */
 	allot_execute_rows(plan, args, !fresh, add_row, &sink, "allot.workload_usage");
 }
 
@@ -444,6 +429,14 @@ visit_lapsed(Snapshot snap, int64 generation, TimestampTz cutoff, LapsedFn fn, v
 	allot_table_close(&w);
 }
 
+/* A lapsed assignment's host, for the sweep after the request (0: none). */
+static void
+note_lapsed_host(LapsedUsage *found, int64 host_id)
+{
+	if (found != NULL && host_id != 0 && found->n_hosts < ALLOT_SWEEP_PER_REQUEST)
+		found->hosts[found->n_hosts++] = host_id;
+}
+
 /* A lapsed assignment subtracted from the candidates' sums (UsageSink). */
 static void
 subtract_lapsed(void *arg, int64 host_id, int64 workload_id, double threads, bool focus)
@@ -452,10 +445,10 @@ subtract_lapsed(void *arg, int64 host_id, int64 workload_id, double threads, boo
 	const int64 *hit = bsearch(&workload_id, sink->ids, sink->n, sizeof(int64),
 							   allot_compare_int64);
 
-	(void) host_id;
 	if (hit == NULL)
 		return;
 	*sink->lapsed = true;
+	note_lapsed_host(sink->found, host_id);
 	if (focus)
 		sink->focus_threads[hit - sink->ids] -= threads;
 	else
@@ -617,15 +610,20 @@ add_usage_row(void *arg, int64 workload_id, double threads, double focus_threads
 static void
 read_usage_direct(const int64 *ids, int n, TimestampTz cutoff, bool fresh,
 				  double *threads, double *focus_threads, TimestampTz *horizon,
-				  bool *lapsed)
+				  bool *lapsed, LapsedUsage *found)
 {
 	Snapshot	snap = allot_read_snapshot(fresh);
 	int64		generation;
-	UsageSink	sink = {ids, n, threads, focus_threads, lapsed};
+	UsageSink	sink = {ids, n, threads, focus_threads, lapsed, found};
 
 	/* Every usage row; the candidates' are kept (see above). */
 	allot_visit_usage_rows(snap, add_usage_row, &sink);
 	read_horizon(snap, &generation, horizon);
+	if (found != NULL)
+	{
+		found->n_hosts = 0;
+		found->generation = generation;
+	}
 	if (cutoff <= *horizon)
 		visit_lapsed(snap, generation, cutoff, subtract_lapsed, &sink, NULL);
 	UnregisterSnapshot(snap);
@@ -649,8 +647,7 @@ gather_lapsed(void *arg, int64 host_id, int64 workload_id, double threads, bool 
 	if (i < 0)
 		return;					/* not an active assignment workload */
 	out->any = true;
-	if (host_id != 0 && out->n_hosts < ALLOT_SWEEP_PER_REQUEST)
-		out->hosts[out->n_hosts++] = host_id;
+	note_lapsed_host(out, host_id);
 	if (out->n == sink->room)
 	{
 		sink->room *= 2;
@@ -830,17 +827,20 @@ allot_lapsed_usage(const WorkloadCache *cache, TimestampTz cutoff, LapsedUsage *
  * should see to after its writes (allot_tidy_assignments): USAGE_LAPSED if
  * some of these workloads' counted assignments had lapsed, USAGE_WATCH_DUE
  * if a writer found the list with less than half its lead left; either only
- * when it read a watch list that reaches the cutoff.  The caller
- * is connected to SPI; a writer reads with a fresh snapshot.
+ * when it read a watch list that reaches the cutoff; and then in *found
+ * (unless NULL) the hosts of the first lapsed ones, for the sweep.  The
+ * caller is connected to SPI; a writer reads with a fresh snapshot.
  */
 int
 allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
-					   double *threads, double *focus_threads)
+					   double *threads, double *focus_threads, LapsedUsage *found)
 {
 	Datum		args[1] = {TimestampTzGetDatum(cutoff)};
 	TimestampTz horizon;
 	bool		lapsed = false;
 
+	if (found != NULL)
+		found->n_hosts = 0;
 	if (n == 0)
 		return 0;
 
@@ -848,7 +848,8 @@ allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 	if (has_watch())
 	{
 		prepare_watch_plans();
-		read_usage_direct(ids, n, cutoff, writer, threads, focus_threads, &horizon, &lapsed);
+		read_usage_direct(ids, n, cutoff, writer, threads, focus_threads, &horizon, &lapsed,
+						  found);
 		if (cutoff <= horizon)
 			return (lapsed ? USAGE_LAPSED : 0) |
 				(writer && horizon - cutoff < watch_ahead() / 2 ? USAGE_WATCH_DUE : 0);
@@ -856,9 +857,12 @@ allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
 		memset(threads, 0, sizeof(double) * n);
 		memset(focus_threads, 0, sizeof(double) * n);
 		lapsed = false;
+		if (found != NULL)
+			found->n_hosts = 0;
 		if (writer && rebuild_watch(cutoff, cutoff))
 		{
-			read_usage_direct(ids, n, cutoff, true, threads, focus_threads, &horizon, &lapsed);
+			read_usage_direct(ids, n, cutoff, true, threads, focus_threads, &horizon, &lapsed,
+							  found);
 			return lapsed ? USAGE_LAPSED : 0;
 		}
 	}
@@ -883,35 +887,30 @@ unwatch(Datum host_ids)
 }
 
 /*
- * The sweep itself: lapsed assignments among the watched (those the request
- * found, when it says which), taken SKIP LOCKED; their workloads' usage
- * rows, SKIP LOCKED; those whose usage row this transaction holds stop
- * counting and leave the list.  Returns how many.
+ * The sweep itself: the lapsed assignments of the hosts the request found in
+ * the watch list, taken SKIP LOCKED; their workloads' usage rows, SKIP
+ * LOCKED; those whose usage row this transaction holds stop counting and
+ * leave the list.  Returns how many.
  */
 static int64
-sweep_lapsed(TimestampTz cutoff, int limit, const LapsedUsage *found)
+sweep_lapsed(TimestampTz cutoff, const LapsedUsage *found)
 {
-	Datum		args[2] = {TimestampTzGetDatum(cutoff), Int32GetDatum(limit)};
+	Datum		args[2];
 	int64	   *hosts;
 	int64	   *workloads;
 	Datum	   *d;
 	int			n;
 	int			ne = 0;
-	bool		known = found != NULL && found->n_hosts > 0;
 
-	if (known)
-	{
-		Datum	   *ids = palloc(sizeof(Datum) * found->n_hosts);
-
-		for (int i = 0; i < found->n_hosts; i++)
-			ids[i] = Int64GetDatum(found->hosts[i]);
-		args[0] = PointerGetDatum(construct_array(ids, found->n_hosts, INT8OID, 8,
-												  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		args[1] = TimestampTzGetDatum(cutoff);
-		if (SPI_execute_plan(lapsed_hosts_plan, args, NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read lapsed assignments");
-	}
-	else if (SPI_execute_plan(lapsed_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+	if (found == NULL || found->n_hosts == 0)
+		return 0;
+	d = palloc(sizeof(Datum) * found->n_hosts);
+	for (int i = 0; i < found->n_hosts; i++)
+		d[i] = Int64GetDatum(found->hosts[i]);
+	args[0] = PointerGetDatum(construct_array(d, found->n_hosts, INT8OID, 8,
+											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[1] = TimestampTzGetDatum(cutoff);
+	if (SPI_execute_plan(lapsed_hosts_plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read lapsed assignments");
 	n = (int) SPI_processed;
 	if (n == 0)
@@ -957,18 +956,13 @@ sweep_lapsed(TimestampTz cutoff, int limit, const LapsedUsage *found)
 	if (SPI_execute_plan(expire_many_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not expire assignments");
 	n = (int) SPI_processed;
-	if (known)
+	args[1] = Int64GetDatum(found->generation);
+	for (int i = 0; i < ne; i++)
 	{
-		args[1] = Int64GetDatum(found->generation);
-		for (int i = 0; i < ne; i++)
-		{
-			args[0] = d[i];
-			if (SPI_execute_plan(unwatch_generation_plan, args, NULL, false, 0) != SPI_OK_DELETE)
-				elog(ERROR, "could not update allot.assignment_watch");
-		}
+		args[0] = d[i];
+		if (SPI_execute_plan(unwatch_generation_plan, args, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not update allot.assignment_watch");
 	}
-	else
-		unwatch(args[0]);
 	return n;
 }
 
@@ -1038,7 +1032,7 @@ sweep_step(void *arg)
 {
 	TidyArgs   *a = (TidyArgs *) arg;
 
-	a->expired = sweep_lapsed(a->cutoff, ALLOT_SWEEP_PER_REQUEST, a->lapsed);
+	a->expired = sweep_lapsed(a->cutoff, a->lapsed);
 }
 
 static void

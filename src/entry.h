@@ -18,8 +18,6 @@
 /* assignment_usage.c: what assignments count for now, and their sweep. */
 #define USAGE_LAPSED	1		/* counted assignments of candidates lapsed */
 #define USAGE_WATCH_DUE 2		/* the watch list is due for renewal */
-extern int	allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
-								   double *threads, double *focus_threads);
 
 /* A lapsed assignment's threads, to subtract from its workload's usage row. */
 typedef struct UsageDelta
@@ -39,13 +37,20 @@ typedef struct LapsedUsage
 	bool		any;			/* some lapsed and could be swept */
 	/*
 	 * The hosts of the first ALLOT_SWEEP_PER_REQUEST of them and the watch
-	 * list's generation they were listed in, when read from the list
-	 * (n_hosts 0 otherwise): what a sweep after the request takes.
+	 * list's generation they were listed in (n_hosts 0 when not read from
+	 * the list): what a sweep after the request takes.
 	 */
 	int64		hosts[ALLOT_SWEEP_PER_REQUEST];
 	int			n_hosts;
 	int64		generation;
 } LapsedUsage;
+
+/*
+ * The candidates' counted threads, and in *lapsed (unless NULL) the hosts a
+ * sweep after the request may take.
+ */
+extern int	allot_assignment_usage(const int64 *ids, int n, TimestampTz cutoff, bool writer,
+								   double *threads, double *focus_threads, LapsedUsage *lapsed);
 
 /* Every row of allot.workload_usage under a snapshot (assignment_usage.c). */
 typedef void (*UsageRowFn) (void *arg, int64 workload_id, double threads, double focus_threads);

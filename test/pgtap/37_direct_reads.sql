@@ -5,7 +5,7 @@
 -- reads; the privileges a SELECT needs; and a column an operator changed
 -- the type of or renamed refused by name, never misread.
 BEGIN;
-SELECT plan(27);
+SELECT plan(29);
 
 INSERT INTO allot.workload (id, engine) VALUES (1, 'E'), (2, 'F');
 INSERT INTO allot.host (id, threads) VALUES (1, 16), (2, 2), (3, 4), (4, 4), (5, 4);
@@ -31,6 +31,14 @@ SELECT results_eq(
     $$SELECT workload_id, threads FROM allot.explain_assignment(3, '2026-01-01 00:02:10+00') ORDER BY 1$$,
     $$VALUES (1::bigint, 0::float8), (2, 2)$$,
     'a read subtracts the lapsed assignment it finds in the list');
+-- A request with an exclude list reads the candidates' usage whole, and
+-- sweeps the lapsed hosts that read found in the list as well.
+SAVEPOINT excluding;
+SELECT is((SELECT workload_id FROM allot.assign_workload(3, '2026-01-01 00:02:10+00', '{2}', 1)),
+          1::bigint, 'a request with an exclude list takes workload 1');
+SELECT is((SELECT counted FROM allot.assignment WHERE host_id = 1), false,
+          'and sweeps host 1, which its read found lapsed');
+ROLLBACK TO excluding;
 SELECT is((SELECT workload_id FROM allot.assign_workload(3, '2026-01-01 00:02:10+00', seed => 1)),
           1::bigint, 'a request that writes does too: workload 1 is the idle one');
 SELECT results_eq(
