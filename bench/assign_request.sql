@@ -26,12 +26,16 @@
 -- position in its own target list (or RETURNING), for this client's next
 -- request.  Until 0.6.0 the server worked them out in a subquery joined to
 -- the call, which cost more than a bare one-row UPDATE and, the targets
--- being judged against the bare UPDATE, would count against allot.  A
--- client's first request, and one after a request that returned no row (a
--- host that can run nothing), take their position with a statement of
--- their own.  The last request of a run given a number of transactions
--- (:last, -t) takes none, so the walk leaves no position unasked; a run
--- given a time (-T: warm-ups, the baseline) leaves at most one a client.
+-- being judged against the bare UPDATE, would count against allot.  The
+-- call is left-joined to one row, so that a request whose host can run
+-- nothing (one in eight: no row from assign_workload) still takes the next
+-- position: until 0.8.0 it took none, and the client's next request took
+-- its position with a statement of its own, a second round trip and
+-- transaction charged to allot.  A client's first request takes its
+-- position that way.  The last request of a run given a number of
+-- transactions (:last, -t) takes none, so the walk leaves no position
+-- unasked; a run given a time (-T: warm-ups, the baseline) leaves at most
+-- one a client.
 \set i :i + 1
 \if :p < 0
 \if :assign
@@ -57,8 +61,9 @@ SELECT * FROM allot.assign_workload(:h, to_timestamp(:us::float8 / 1000000));
 UPDATE public.bench_host SET last_seen = to_timestamp(:us::float8 / 1000000) WHERE id = :h;
 \endif
 \elif :assign
-SELECT nextval('public.bench_clock') AS p, a.repeated
-  FROM allot.assign_workload(:h, to_timestamp(:us::float8 / 1000000)) a \aset
+SELECT nextval('public.bench_clock') AS p
+  FROM (SELECT) one
+  LEFT JOIN allot.assign_workload(:h, to_timestamp(:us::float8 / 1000000)) ON true \aset
 \else
 UPDATE public.bench_host SET last_seen = to_timestamp(:us::float8 / 1000000) WHERE id = :h
 RETURNING nextval('public.bench_clock_base') AS p \aset
