@@ -29,9 +29,9 @@
 -- being judged against the bare UPDATE, would count against allot.  The
 -- call is left-joined to one row, so that a request whose host can run
 -- nothing (one in eight: no row from assign_workload) still takes the next
--- position: until 0.8.0 it took none, and the client's next request took
--- its position with a statement of its own, a second round trip and
--- transaction charged to allot.  A client's first request takes its
+-- position: until the last runs of 0.8.0 (2026-11-29) it took none, and
+-- the client's next request took its position with a statement of its
+-- own, a second round trip and transaction charged to allot.  A client's first request takes its
 -- position that way.  The last request of a run given a number of
 -- transactions (:last, -t) takes none, so the walk leaves no position
 -- unasked; a run given a time (-T: warm-ups, the baseline) leaves at most
