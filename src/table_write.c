@@ -75,6 +75,7 @@
 #include "entry.h"
 #include "table_read.h"
 #include "table_write.h"
+#include "usage_cache.h"
 
 #if PG_VERSION_NUM >= 140000	/* ExecInsertIndexTuples takes the result relation */
 
@@ -774,12 +775,9 @@ allot_write_host(AllotTable *host, HeapTuple row, const int64 *last_workload_id,
 static void
 signal_usage(AllotTable *t, HeapTuple old_row, HeapTuple new_row)
 {
-	Oid			relid = get_relname_relid("workload_usage_signal", RelationGetNamespace(t->rel));
-
 	(void) old_row;
 	(void) new_row;
-	if (OidIsValid(relid))
-		CacheInvalidateRelcacheByRelid(relid);
+	allot_signal_readers(RelationGetNamespace(t->rel), "workload_usage_signal");
 }
 
 static const InPlaceWrite usage_write = {

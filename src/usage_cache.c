@@ -296,16 +296,22 @@ Datum
 allot_usage_signal_trigger(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	Oid			relid;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("allot_usage_signal_trigger() must be called as a trigger")));
-	relid = get_relname_relid(trigdata->tg_trigger->tgnargs > 0 ?
-							  trigdata->tg_trigger->tgargs[0] : "workload_usage_signal",
-							  RelationGetNamespace(trigdata->tg_relation));
+	allot_signal_readers(RelationGetNamespace(trigdata->tg_relation),
+						 trigdata->tg_trigger->tgnargs > 0 ?
+						 trigdata->tg_trigger->tgargs[0] : "workload_usage_signal");
+	return PointerGetDatum(NULL);
+}
+
+void
+allot_signal_readers(Oid nsp, const char *name)
+{
+	Oid			relid = get_relname_relid(name, nsp);
+
 	if (OidIsValid(relid))
 		CacheInvalidateRelcacheByRelid(relid);
-	return PointerGetDatum(NULL);
 }

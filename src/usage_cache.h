@@ -46,4 +46,11 @@ extern double allot_group_threads(const WorkloadCache *cache, int g, bool with_f
 extern double allot_group_min_ratio(const WorkloadCache *cache, int g, double extra,
 									bool with_focus);
 
+/*
+ * When this transaction commits, every backend's copy read through the
+ * signal relation `name` of schema nsp is stale (nothing on a schema
+ * without it).
+ */
+extern void allot_signal_readers(Oid nsp, const char *name);
+
 #endif							/* ALLOT_USAGE_CACHE_H */
