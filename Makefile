@@ -21,6 +21,7 @@ OBJS = \
 	src/assignment_usage.o \
 	src/usage.o \
 	src/usage_cache.o \
+	src/signal.o \
 	src/estimate.o \
 	src/host_queue.o \
 	src/host_queue_glue.o \
@@ -55,7 +56,7 @@ REGRESS = upgrade setup assign_examples capability selection_rules concurrency_s
 ISOLATION = assign_concurrent busy_rows dispatch_concurrent lock_order \
 	heartbeat_assign fold_concurrent operator_edits pick_hints \
 	repeat_sweep share_history_concurrent host_write retention hint_truncate \
-	usage_write
+	usage_write usage_signal
 
 # Both get a throwaway cluster with pg_cron preloaded (test/regress.conf).
 REGRESS_OPTS   = --temp-instance=tmp_check --temp-config=test/regress.conf

@@ -59,6 +59,7 @@
 #include "utils/timestamp.h"
 
 #include "entry.h"
+#include "signal.h"
 #include "table_read.h"
 #include "workload_cache.h"
 
@@ -680,16 +681,17 @@ gather_lapsed_row(void *arg, const Datum *v, const bool *isnull)
  * without a signal, which only makes the earliest one later; every change
  * that adds or lowers one, or moves the horizon, is a statement on
  * allot.assignment_watch or allot.assignment_horizon, whose statement
- * triggers queue a relcache invalidation of the empty table
- * allot.assignment_watch_signal, as workload_usage_signal does for the
- * usage copy (usage_cache.c): PostgreSQL delivers it to every backend when
- * the change commits, before the change's locks are let go.  While nothing
+ * triggers send the signal of the empty table allot.assignment_watch_signal
+ * (signal.h), as workload_usage_signal does for the usage copy
+ * (usage_cache.c): PostgreSQL delivers it to every backend when the change
+ * commits, before the change's locks are let go.  While nothing
  * was signalled since, a cutoff up to both the horizon and the earliest
  * entry has nothing lapsed to find: such a request reads neither table.
  */
 static uint64 watch_signals = 1;
 static Oid	watch_signal_relid = InvalidOid;	/* InvalidOid: look it up */
 static bool watch_callback_registered = false;
+static uint32 watch_signal_key = 0;	/* allot_signal_key(watch_signal_relid) */
 
 static struct
 {
@@ -699,6 +701,7 @@ static struct
 	TimestampTz first;
 } watch_known;
 
+/* As the usage copy's callbacks (usage_cache.c). */
 static void
 watch_signal_callback(Datum arg, Oid relid)
 {
@@ -709,6 +712,13 @@ watch_signal_callback(Datum arg, Oid relid)
 	}
 }
 
+static void
+watch_key_callback(Datum arg, int cacheid, uint32 hashvalue)
+{
+	if (hashvalue == 0 || hashvalue == watch_signal_key)
+		watch_signals++;
+}
+
 /* Is the watch list signalled (0.7.0 on)?  Looked up again after a signal. */
 static bool
 watch_signalled(void)
@@ -716,12 +726,15 @@ watch_signalled(void)
 	if (!watch_callback_registered)
 	{
 		CacheRegisterRelcacheCallback(watch_signal_callback, (Datum) 0);
+		allot_signal_listen(watch_key_callback);
 		watch_callback_registered = true;
 	}
 	if (!OidIsValid(watch_signal_relid))
 	{
 		watch_signal_relid = get_relname_relid("assignment_watch_signal",
 											   get_namespace_oid("allot", false));
+		if (OidIsValid(watch_signal_relid))
+			watch_signal_key = allot_signal_key(watch_signal_relid);
 		watch_known.read_at = 0;
 	}
 	return OidIsValid(watch_signal_relid);

@@ -75,7 +75,7 @@
 #include "entry.h"
 #include "table_read.h"
 #include "table_write.h"
-#include "usage_cache.h"
+#include "signal.h"
 
 #if PG_VERSION_NUM >= 140000	/* ExecInsertIndexTuples takes the result relation */
 

@@ -1,10 +1,9 @@
 /*
  * usage_cache.c: each backend's copy of allot.workload_usage (usage_cache.h).
  *
- * Protocol, as the workload cache's: the statement trigger
- * allot_usage_signal_trigger on allot.workload_usage queues a relcache
- * invalidation of allot.workload_usage_signal; our relcache callback bumps
- * signals.  A copy is current while no signal came since it was read, and
+ * Protocol: the statement trigger allot_usage_signal_trigger on
+ * allot.workload_usage sends the signal of allot.workload_usage_signal
+ * (signal.h); our callbacks bump signals.  A copy is current while no signal came since it was read, and
  * the workload cache it was read for is the current one.  The count is
  * taken before the read's snapshot: a change that commits after the
  * snapshot (and so is missing from the copy) signals after the count was
@@ -21,6 +20,7 @@
 #include "utils/snapmgr.h"
 
 #include "entry.h"
+#include "signal.h"
 #include "table_read.h"
 #include "usage_cache.h"
 
@@ -69,7 +69,12 @@ static Oid	watched_relid = InvalidOid;
 static bool callback_registered = false;
 
 static bool relid_known = false;	/* watched_relid is the current one */
+static uint32 watched_key = 0;	/* allot_signal_key(watched_relid) */
 
+/*
+ * The signal table's relcache invalidation: its DROP, or the signal of a
+ * backend on a library before 0.8.1's (signal.h).
+ */
 static void
 usage_signal_callback(Datum arg, Oid relid)
 {
@@ -80,9 +85,17 @@ usage_signal_callback(Datum arg, Oid relid)
 	}
 }
 
+/* The signal (signal.h). */
+static void
+usage_key_callback(Datum arg, int cacheid, uint32 hashvalue)
+{
+	if (hashvalue == 0 || hashvalue == watched_key)
+		signals++;
+}
+
 /*
  * The signal's relation, or InvalidOid before 0.6.0: looked up by name
- * after a signal only (a lookup cost 1% of a repeat).  A schema without it
+ * after its relcache invalidation only (a lookup cost 1% of a repeat).  A schema without it
  * is looked up at every call, so that the update that adds it is seen.
  */
 static Oid
@@ -206,6 +219,7 @@ allot_usage_cache(const WorkloadCache *cache)
 	if (!callback_registered)
 	{
 		CacheRegisterRelcacheCallback(usage_signal_callback, (Datum) 0);
+		allot_signal_listen(usage_key_callback);
 		callback_registered = true;
 	}
 	/*
@@ -216,6 +230,7 @@ allot_usage_cache(const WorkloadCache *cache)
 	if (relid != watched_relid)
 	{
 		watched_relid = relid;
+		watched_key = allot_signal_key(relid);
 		read_at_signals = 0;
 	}
 	relid_known = true;
@@ -307,11 +322,3 @@ allot_usage_signal_trigger(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-void
-allot_signal_readers(Oid nsp, const char *name)
-{
-	Oid			relid = get_relname_relid(name, nsp);
-
-	if (OidIsValid(relid))
-		CacheInvalidateRelcacheByRelid(relid);
-}

@@ -7,11 +7,11 @@
  * lapsed assignment is swept.  So a backend keeps the rows, by the
  * workload cache's index, with each group's sums (workload_cache.h) as
  * requests need them, and reads them again only after a change: a
- * statement trigger on allot.workload_usage queues a relcache
- * invalidation of an empty table, allot.workload_usage_signal, which
- * nobody opens (so nobody rebuilds its relcache entry); PostgreSQL
- * delivers it to every backend when the change commits, and to the
- * changing backend at once, as it does the workload cache's.  A copy read before an invalidation arrived is stale.
+ * statement trigger on allot.workload_usage, or the write at the row
+ * (table_write.c), sends the signal of the empty table
+ * allot.workload_usage_signal (signal.h), which PostgreSQL delivers to
+ * every backend when the change commits, and to the changing backend at
+ * its next command.  A copy read before a signal arrived is stale.
  *
  * Lapsed assignments not swept yet, and the requester's own, are not in
  * the copy: a request subtracts them itself (assignment_usage.c).
@@ -45,12 +45,5 @@ extern const UsageCache *allot_usage_cache(const WorkloadCache *cache);
 extern double allot_group_threads(const WorkloadCache *cache, int g, bool with_focus);
 extern double allot_group_min_ratio(const WorkloadCache *cache, int g, double extra,
 									bool with_focus);
-
-/*
- * When this transaction commits, every backend's copy read through the
- * signal relation `name` of schema nsp is stale (nothing on a schema
- * without it).
- */
-extern void allot_signal_readers(Oid nsp, const char *name);
 
 #endif							/* ALLOT_USAGE_CACHE_H */
