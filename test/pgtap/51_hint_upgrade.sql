@@ -1,5 +1,6 @@
--- ALTER EXTENSION allot UPDATE from 0.7.0 to 0.8.0 gives the farm what
--- CREATE EXTENSION gives it (host.assignment_tid), and assign_workload, one
+-- ALTER EXTENSION allot UPDATE from 0.7.0 (to 0.8.0, and on to the current
+-- version) gives the farm what CREATE EXTENSION gives it
+-- (host.assignment_tid), and assign_workload, one
 -- C library for both, works on either side of the update in one session:
 -- through the assignment's key before it, and after it through the key
 -- once per host, until the host's row says where its assignment is.
@@ -29,7 +30,7 @@ SELECT is((SELECT sum(pg_temp.key_scans(h, '2026-01-01 00:00:00+00')) FROM gener
 SELECT is(pg_temp.key_scans(1, '2026-01-01 00:00:10+00'), 1::bigint,
           'and a repeat reads its assignment through the key');
 
-ALTER EXTENSION allot UPDATE TO '0.8.0';
+ALTER EXTENSION allot UPDATE;
 
 SELECT set_eq('SELECT * FROM pg_temp.catalog()', 'SELECT * FROM installed',
               'after the update, schema allot is what CREATE EXTENSION makes');
