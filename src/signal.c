@@ -13,9 +13,12 @@
 
 #include "signal.h"
 
-/* The key of signal table relid: no pg_default_acl entry has it. */
+/*
+ * The key of a signal of table relid, for the whole of what it stands for
+ * (part InvalidOid) or for one part: no pg_default_acl entry has it.
+ */
 static void
-signal_key_values(Oid relid, Datum *values, bool *nulls)
+signal_key_values(Oid relid, Oid part, Datum *values, bool *nulls)
 {
 	for (int i = 0; i < Natts_pg_default_acl; i++)
 	{
@@ -23,15 +26,26 @@ signal_key_values(Oid relid, Datum *values, bool *nulls)
 		nulls[i] = true;
 	}
 	values[Anum_pg_default_acl_defaclrole - 1] = ObjectIdGetDatum(relid);
-	values[Anum_pg_default_acl_defaclnamespace - 1] = ObjectIdGetDatum(InvalidOid);
+	values[Anum_pg_default_acl_defaclnamespace - 1] = ObjectIdGetDatum(part);
 	values[Anum_pg_default_acl_defaclobjtype - 1] = CharGetDatum(DEFACLOBJ_RELATION);
 	nulls[Anum_pg_default_acl_defaclrole - 1] = false;
 	nulls[Anum_pg_default_acl_defaclnamespace - 1] = false;
 	nulls[Anum_pg_default_acl_defaclobjtype - 1] = false;
 }
 
-void
-allot_signal_readers(Oid nsp, const char *name)
+/*
+ * A part's number as the key holds it: an OID.  Two parts may share one,
+ * and a part may share the whole's (InvalidOid): a reader then reads more
+ * than it needed to, never less.
+ */
+static Oid
+part_oid(int64 part)
+{
+	return (Oid) ((uint64) part ^ ((uint64) part >> 32));
+}
+
+static void
+send_signal(Oid nsp, const char *name, Oid part)
 {
 	Oid			relid = get_relname_relid(name, nsp);
 	Datum		values[Natts_pg_default_acl];
@@ -45,12 +59,24 @@ allot_signal_readers(Oid nsp, const char *name)
 	 * Only the key's columns are read, to hash them: the tuple stands for
 	 * an entry that would have been changed, and is never stored.
 	 */
-	signal_key_values(relid, values, nulls);
+	signal_key_values(relid, part, values, nulls);
 	acl = table_open(DefaultAclRelationId, AccessShareLock);
 	key = heap_form_tuple(RelationGetDescr(acl), values, nulls);
 	CacheInvalidateHeapTuple(acl, key, NULL);
 	heap_freetuple(key);
 	table_close(acl, AccessShareLock);
+}
+
+void
+allot_signal_readers(Oid nsp, const char *name)
+{
+	send_signal(nsp, name, InvalidOid);
+}
+
+void
+allot_signal_part(Oid nsp, const char *name, int64 part)
+{
+	send_signal(nsp, name, part_oid(part));
 }
 
 void
@@ -64,5 +90,13 @@ allot_signal_key(Oid relid)
 {
 	return GetSysCacheHashValue3(DEFACLROLENSPOBJ, ObjectIdGetDatum(relid),
 								 ObjectIdGetDatum(InvalidOid),
+								 CharGetDatum(DEFACLOBJ_RELATION));
+}
+
+uint32
+allot_signal_part_key(Oid relid, int64 part)
+{
+	return GetSysCacheHashValue3(DEFACLROLENSPOBJ, ObjectIdGetDatum(relid),
+								 ObjectIdGetDatum(part_oid(part)),
 								 CharGetDatum(DEFACLOBJ_RELATION));
 }

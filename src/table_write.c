@@ -770,14 +770,22 @@ allot_write_host(AllotTable *host, HeapTuple row, const int64 *last_workload_id,
 /*
  * A usage row's counters: what the UPDATE of usage.c adds, its statement
  * trigger's work (the signal that every backend's copy of the usage is
- * stale: usage_cache.c) done here.
+ * stale: usage_cache.c) done here, for this row only: a copy reads it
+ * again, not the whole table.
  */
 static void
 signal_usage(AllotTable *t, HeapTuple old_row, HeapTuple new_row)
 {
+	bool		isnull;
+	Datum		workload = heap_getattr(new_row, allot_column(t, "workload_id", INT8OID),
+										RelationGetDescr(t->rel), &isnull);
+
 	(void) old_row;
-	(void) new_row;
-	allot_signal_readers(RelationGetNamespace(t->rel), "workload_usage_signal");
+	if (isnull)
+		allot_signal_readers(RelationGetNamespace(t->rel), "workload_usage_signal");
+	else
+		allot_signal_part(RelationGetNamespace(t->rel), "workload_usage_signal",
+						  DatumGetInt64(workload));
 }
 
 static const InPlaceWrite usage_write = {

@@ -45,6 +45,30 @@ static int	n_set = 0;		/* -1: more than the array holds */
 static uint64 copy_number = 0;
 
 /*
+ * Rows told of one by one: a switch's write at the row signals its row's
+ * workload only (signal.h's parts), and the copy reads those rows again by
+ * key instead of the whole table.  part_keys holds the key of each entry's
+ * signal, sorted, for the callback to find the entries it names; it is made
+ * with the arrays, for the signal relation watched then (keys_relid).  A
+ * signal for the whole table (a statement changed it), or more stale rows
+ * than the list holds, has the whole table read.
+ */
+typedef struct PartKey
+{
+	uint32		key;
+	int			index;			/* in the workload cache */
+} PartKey;
+
+#define MAX_STALE 64
+static PartKey *part_keys = NULL;
+static int	n_part_keys = 0;
+static Oid	keys_relid = InvalidOid;
+static bool *is_stale = NULL;	/* by the cache's index */
+static int	n_entries = 0;		/* of is_stale */
+static int	stale[MAX_STALE];
+static int	n_stale = 0;		/* -1: more than stale holds */
+
+/*
  * Each group's sums and least ratios, found when a request first needs them
  * (one that repeats needs only its candidates' groups), kept with the copy.
  * The least ratio with the requester's threads added to every member's
@@ -85,12 +109,77 @@ usage_signal_callback(Datum arg, Oid relid)
 	}
 }
 
-/* The signal (signal.h). */
+/* The signal (signal.h): of the whole table, or of the rows it names. */
 static void
 usage_key_callback(Datum arg, int cacheid, uint32 hashvalue)
 {
+	int			lo = 0,
+				hi = n_part_keys;
+
 	if (hashvalue == 0 || hashvalue == watched_key)
+	{
 		signals++;
+		return;
+	}
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (part_keys[mid].key < hashvalue)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n_part_keys && part_keys[lo].key == hashvalue && n_stale >= 0; lo++)
+	{
+		int			i = part_keys[lo].index;
+
+		if (is_stale[i])
+			continue;
+		if (n_stale == MAX_STALE)
+			n_stale = -1;
+		else
+		{
+			is_stale[i] = true;
+			stale[n_stale++] = i;
+		}
+	}
+}
+
+/* No row is stale: the whole table is about to be read. */
+static void
+forget_stale(void)
+{
+	if (is_stale != NULL)
+		for (int k = 0; k < n_stale; k++)
+			is_stale[stale[k]] = false;
+	if (n_stale < 0 && is_stale != NULL)
+		memset(is_stale, 0, sizeof(bool) * n_entries);
+	n_stale = 0;
+}
+
+static int
+compare_part_keys(const void *a, const void *b)
+{
+	const PartKey *x = (const PartKey *) a;
+	const PartKey *y = (const PartKey *) b;
+
+	return x->key < y->key ? -1 : x->key > y->key ? 1 : x->index - y->index;
+}
+
+/* The key of each of the cache's workloads' rows, for relid's signals. */
+static void
+make_part_keys(const WorkloadCache *cache, Oid relid)
+{
+	n_part_keys = 0;			/* none while they are made */
+	for (int i = 0; i < cache->n_workloads; i++)
+	{
+		part_keys[i].key = allot_signal_part_key(relid, cache->workloads[i].id);
+		part_keys[i].index = i;
+	}
+	qsort(part_keys, cache->n_workloads, sizeof(PartKey), compare_part_keys);
+	keys_relid = relid;
+	n_part_keys = cache->n_workloads;
 }
 
 /*
@@ -112,24 +201,30 @@ typedef struct CopySink
 	const WorkloadCache *cache;
 } CopySink;
 
+/* Entry i of the copy, as its row says. */
 static void
-copy_row(void *arg, int64 workload_id, double threads, double focus_threads)
+set_entry(const WorkloadCache *cache, int i, double threads, double focus_threads)
 {
-	CopySink   *sink = (CopySink *) arg;
-	int			i = allot_find_workload(sink->cache, workload_id);
-
-	if (i < 0)
-		return;					/* a job workload's, or one not active */
 	/* One row a workload (the key); were there more, all is zeroed next. */
 	if (threads_of[i] == 0 && focus_of[i] == 0 && (threads != 0 || focus_threads != 0))
 	{
-		if (n_set >= 0 && n_set < sink->cache->n_workloads)
+		if (n_set >= 0 && n_set < cache->n_workloads)
 			set_list[n_set++] = i;
 		else
 			n_set = -1;
 	}
 	threads_of[i] = threads;
 	focus_of[i] = focus_threads;
+}
+
+static void
+copy_row(void *arg, int64 workload_id, double threads, double focus_threads)
+{
+	CopySink   *sink = (CopySink *) arg;
+	int			i = allot_find_workload(sink->cache, workload_id);
+
+	if (i >= 0)					/* not a job workload's, nor one not active */
+		set_entry(sink->cache, i, threads, focus_threads);
 }
 
 /*
@@ -172,14 +267,28 @@ read_copy(const WorkloadCache *cache)
 	{
 		int			n = cache->n_workloads;
 
+		/* The callback finds no entries until they are made again. */
+		n_part_keys = 0;
+		n_stale = 0;
 		MemoryContextReset(usage_context);
 		threads_of = MemoryContextAllocZero(usage_context, sizeof(double) * (n + 1));
 		focus_of = MemoryContextAllocZero(usage_context, sizeof(double) * (n + 1));
 		set_list = MemoryContextAlloc(usage_context, sizeof(int) * (n + 1));
 		stats = MemoryContextAllocZero(usage_context, sizeof(GroupStats) * (cache->n_groups + 1));
+		part_keys = MemoryContextAlloc(usage_context, sizeof(PartKey) * (n + 1));
+		is_stale = MemoryContextAllocZero(usage_context, sizeof(bool) * (n + 1));
+		n_entries = n + 1;
+		keys_relid = InvalidOid;
 		n_set = 0;
 		read_for_cache = cache->generation;
 	}
+	/*
+	 * Signals that come while the keys are made are lost to the stale list:
+	 * they are of changes this read's snapshot, taken after, sees.
+	 */
+	if (keys_relid != watched_relid)
+		make_part_keys(cache, watched_relid);
+	forget_stale();
 	if (n_set < 0)
 	{
 		memset(threads_of, 0, sizeof(double) * (cache->n_workloads + 1));
@@ -209,6 +318,42 @@ read_copy(const WorkloadCache *cache)
 		read_at_signals = at;
 }
 
+/*
+ * The stale rows read again by key, under a snapshot taken after they were
+ * taken off the list, as read_copy's count (a change whose signal comes
+ * after that may be missing, and is on the list at the next request).
+ */
+static void
+read_stale(const WorkloadCache *cache)
+{
+	int			list[MAX_STALE];
+	int			n = n_stale;
+	AllotTable	t;
+	AttrNumber	c_threads,
+				c_focus;
+	Snapshot	snap;
+
+	memcpy(list, stale, sizeof(int) * n);
+	forget_stale();
+	snap = allot_read_snapshot(true);
+	allot_table_open(&t, "workload_usage", "workload_usage_pkey", false);
+	c_threads = allot_column(&t, "threads", INT8OID);
+	c_focus = allot_column(&t, "focus_threads", INT8OID);
+	for (int k = 0; k < n; k++)
+	{
+		int			i = list[k];
+
+		if (allot_fetch_by_key(&t, cache->workloads[i].id, snap))
+			set_entry(cache, i, (double) allot_slot_int8(&t, c_threads, 0),
+					  (double) allot_slot_int8(&t, c_focus, 0));
+		else
+			set_entry(cache, i, 0, 0);
+	}
+	allot_table_close(&t);
+	UnregisterSnapshot(snap);
+	copy_number++;
+}
+
 const UsageCache *
 allot_usage_cache(const WorkloadCache *cache)
 {
@@ -236,8 +381,10 @@ allot_usage_cache(const WorkloadCache *cache)
 	relid_known = true;
 	/* Signals committed before this call (the caller's locks took them in). */
 	AcceptInvalidationMessages();
-	if (read_at_signals != signals || read_for_cache != cache->generation)
+	if (read_at_signals != signals || read_for_cache != cache->generation || n_stale < 0)
 		read_copy(cache);
+	else if (n_stale > 0)
+		read_stale(cache);
 	return &copy;
 }
 
