@@ -322,17 +322,22 @@ read_copy(const WorkloadCache *cache)
  * The stale rows read again by key, under a snapshot taken after they were
  * taken off the list, as read_copy's count (a change whose signal comes
  * after that may be missing, and is on the list at the next request).
+ * Called while the copy is current but for them (read_at_signals ==
+ * signals); until they are read it is not, so that an error on the way has
+ * the next request read the whole table.
  */
 static void
 read_stale(const WorkloadCache *cache)
 {
 	int			list[MAX_STALE];
 	int			n = n_stale;
+	uint64		at = signals;
 	AllotTable	t;
 	AttrNumber	c_threads,
 				c_focus;
 	Snapshot	snap;
 
+	read_at_signals = 0;
 	memcpy(list, stale, sizeof(int) * n);
 	forget_stale();
 	snap = allot_read_snapshot(true);
@@ -352,6 +357,7 @@ read_stale(const WorkloadCache *cache)
 	allot_table_close(&t);
 	UnregisterSnapshot(snap);
 	copy_number++;
+	read_at_signals = at;
 }
 
 const UsageCache *
