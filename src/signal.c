@@ -6,6 +6,7 @@
 
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/pg_default_acl.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -73,10 +74,53 @@ allot_signal_readers(Oid nsp, const char *name)
 	send_signal(nsp, name, InvalidOid);
 }
 
+/*
+ * Parts told in one command, per signal, before the whole is told instead:
+ * a statement that moves many hosts (an operator's UPDATE of every
+ * assignment) writes a usage row per host, and a message per row would
+ * overflow PostgreSQL's shared queue, which resets every backend's caches.
+ * The whole's message reaches readers when the command's parts would (the
+ * command's end, here; the commit, elsewhere), so later parts of the same
+ * command need none.
+ */
+#define MAX_PARTS_PER_COMMAND 16
+
+static struct
+{
+	TransactionId xid;			/* the (sub)transaction and command counted */
+	CommandId	cid;
+	Oid			nsp;
+	char		name[NAMEDATALEN];
+	int			parts;
+} told;
+
 void
 allot_signal_part(Oid nsp, const char *name, int64 part)
 {
-	send_signal(nsp, name, part_oid(part));
+	TransactionId xid = GetCurrentTransactionIdIfAny();
+	CommandId	cid = GetCurrentCommandId(false);
+
+	if (!TransactionIdIsValid(xid))
+	{
+		/* Nothing written yet, so nothing to count the command by. */
+		send_signal(nsp, name, part_oid(part));
+		return;
+	}
+	if (told.xid != xid || told.cid != cid || told.nsp != nsp ||
+		strncmp(told.name, name, NAMEDATALEN) != 0)
+	{
+		told.xid = xid;
+		told.cid = cid;
+		told.nsp = nsp;
+		strlcpy(told.name, name, NAMEDATALEN);
+		told.parts = 0;
+	}
+	if (told.parts > MAX_PARTS_PER_COMMAND)
+		return;					/* the whole is told */
+	if (++told.parts > MAX_PARTS_PER_COMMAND)
+		send_signal(nsp, name, InvalidOid);
+	else
+		send_signal(nsp, name, part_oid(part));
 }
 
 void
